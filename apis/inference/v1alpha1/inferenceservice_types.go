@@ -1,0 +1,296 @@
+package v1alpha1
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Framework names the model server runtime that serves the weights.
+// +kubebuilder:validation:Enum=vllm;triton;tgi;llamacpp;ollama;fake
+type Framework string
+
+// Supported frameworks. Each has a runtime preset (image, port, arguments,
+// health path, start-up budget) in the function's Input.
+const (
+	FrameworkVLLM     Framework = "vllm"
+	FrameworkTriton   Framework = "triton"
+	FrameworkTGI      Framework = "tgi"
+	FrameworkLlamaCPP Framework = "llamacpp"
+	FrameworkOllama   Framework = "ollama"
+	FrameworkFake     Framework = "fake"
+)
+
+// Frameworks lists every supported framework, in a stable order.
+var Frameworks = []Framework{FrameworkVLLM, FrameworkTriton, FrameworkTGI, FrameworkLlamaCPP, FrameworkOllama, FrameworkFake}
+
+// AccessMode is the access mode of the volume that caches the weights.
+// +kubebuilder:validation:Enum=ReadWriteOnce;ReadWriteMany;ReadWriteOncePod
+type AccessMode string
+
+// Phase summarises where an InferenceService is in its life.
+// +kubebuilder:validation:Enum=Pending;Pulling;Starting;Serving;Degraded;Failed
+type Phase string
+
+// Phases of an InferenceService.
+const (
+	// PhasePending: the composed objects are being created.
+	PhasePending Phase = "Pending"
+	// PhasePulling: the pull Job is downloading the weights into the cache volume.
+	PhasePulling Phase = "Pulling"
+	// PhaseStarting: the weights are ready; the model servers are loading them.
+	PhaseStarting Phase = "Starting"
+	// PhaseServing: every desired replica is available.
+	PhaseServing Phase = "Serving"
+	// PhaseDegraded: the service answers, but not with every desired replica,
+	// or a newer model revision failed to pull while the old one serves on.
+	PhaseDegraded Phase = "Degraded"
+	// PhaseFailed: the service cannot serve without a change from the user.
+	PhaseFailed Phase = "Failed"
+)
+
+// XInferenceService is the composite resource behind an InferenceService
+// claim: a model, pulled once into a cache volume and served by a
+// Deployment of the chosen runtime behind a Service.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:scope=Cluster,categories=inference
+// +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=".status.phase"
+// +kubebuilder:printcolumn:name="Model",type=string,JSONPath=".spec.model.uri"
+// +kubebuilder:printcolumn:name="URL",type=string,JSONPath=".status.url"
+type XInferenceService struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// Spec is what the app team asks for.
+	Spec InferenceServiceSpec `json:"spec"`
+	// Status is what the function observed and reports back.
+	Status InferenceServiceStatus `json:"status,omitempty"`
+}
+
+// InferenceServiceSpec describes the model to serve and how to serve it.
+// +kubebuilder:validation:XValidation:rule="!has(self.autoscaling) || !self.autoscaling.enabled || !has(self.replicas) || !has(self.replicas.min) || self.replicas.min >= 1",message="spec.replicas.min must be at least 1 when spec.autoscaling.enabled is true: a HorizontalPodAutoscaler cannot scale to zero"
+type InferenceServiceSpec struct {
+	// Model says which weights to serve and with which runtime.
+	Model ModelSpec `json:"model"`
+
+	// Serve overrides parts of the runtime preset the platform team chose
+	// for the framework. Leave it out to use the preset as it is.
+	// +optional
+	Serve *ServeSpec `json:"serve,omitempty"`
+
+	// Replicas bounds the number of model servers. Without autoscaling the
+	// Deployment runs replicas.min servers.
+	// +optional
+	Replicas *ReplicasSpec `json:"replicas,omitempty"`
+
+	// Resources each model server requests. Unset fields take the platform
+	// defaults.
+	// +optional
+	Resources *ResourcesSpec `json:"resources,omitempty"`
+
+	// Autoscaling scales the servers between replicas.min and replicas.max
+	// with a HorizontalPodAutoscaler.
+	// +optional
+	Autoscaling *AutoscalingSpec `json:"autoscaling,omitempty"`
+
+	// Storage sizes the PersistentVolumeClaim that caches the weights. It is
+	// ignored for pvc:// models, which mount the user's own claim.
+	// +optional
+	Storage *StorageSpec `json:"storage,omitempty"`
+}
+
+// ModelSpec identifies the weights and the runtime that serves them.
+type ModelSpec struct {
+	// URI of the weights. Supported schemes: hf://org/model (Hugging Face
+	// Hub), s3://bucket/prefix, gs://bucket/prefix, http(s)://host/path (a
+	// single file) and pvc://claim[/path] (an existing PersistentVolumeClaim
+	// in the same namespace, mounted read-only, nothing is pulled).
+	// Credentials never go in the URI: use credentialsSecretRef.
+	// +kubebuilder:validation:MinLength=6
+	// +kubebuilder:validation:MaxLength=2048
+	// +kubebuilder:validation:XValidation:rule="self.matches('^(hf|s3|gs|https?|pvc)://.+')",message="must start with hf://, s3://, gs://, http://, https:// or pvc:// and name a model"
+	// +kubebuilder:validation:XValidation:rule="!self.matches('^[a-z0-9]+://[^/]*@')",message="must not carry credentials (user:password@); put them in a Secret and set spec.model.credentialsSecretRef"
+	URI string `json:"uri"`
+
+	// Version is the app team's own tag for this model, e.g. "1" or
+	// "2024-06". It becomes the app.kubernetes.io/version label and the
+	// MODEL_VERSION environment variable of the servers.
+	// +optional
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$`
+	Version string `json:"version,omitempty"`
+
+	// Revision pins the source: a Hugging Face branch, tag or commit, or an
+	// object version. A new revision pulls into a new directory with a new
+	// Job; the servers keep serving the old weights until the pull completes.
+	// +optional
+	// +kubebuilder:validation:MaxLength=128
+	// +kubebuilder:validation:Pattern=`^[A-Za-z0-9][-A-Za-z0-9_./]*$`
+	Revision string `json:"revision,omitempty"`
+
+	// Framework is the model server runtime.
+	// +optional
+	// +kubebuilder:default=vllm
+	Framework Framework `json:"framework,omitempty"`
+
+	// CredentialsSecretRef names a Secret in the claim's namespace that the
+	// pull Job reads the source's credentials from. With key set, that key
+	// is exposed as the puller's token variable (HF_TOKEN for hf://, for
+	// example); without it every key of the Secret becomes an environment
+	// variable (AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY for s3://).
+	// Servers that download nothing never see it.
+	// +optional
+	CredentialsSecretRef *SecretKeyReference `json:"credentialsSecretRef,omitempty"`
+}
+
+// SecretKeyReference points at a Secret, or one key of it, in the claim's
+// namespace.
+type SecretKeyReference struct {
+	// Name of the Secret.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$`
+	Name string `json:"name"`
+
+	// Key within the Secret. Leave it out to expose every key.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[-._a-zA-Z0-9]+$`
+	Key string `json:"key,omitempty"`
+}
+
+// ServeSpec overrides parts of the framework's runtime preset.
+type ServeSpec struct {
+	// Image of the model server, replacing the preset's.
+	// +optional
+	// +kubebuilder:validation:MaxLength=512
+	Image string `json:"image,omitempty"`
+
+	// Port the model server listens on inside the pod. The Service always
+	// listens on port 80 and forwards here.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=65535
+	Port *int32 `json:"port,omitempty"`
+
+	// Args replace the preset's arguments. $(MODEL_DIR), $(MODEL_NAME),
+	// $(MODEL_VERSION) and $(PORT) expand to the mounted weights, the
+	// claim's name, spec.model.version and the port.
+	// +optional
+	// +kubebuilder:validation:MaxItems=128
+	Args []string `json:"args,omitempty"`
+
+	// Env adds environment variables to the model server. Secrets are read
+	// by reference (valueFrom.secretKeyRef), never inline.
+	// +optional
+	// +kubebuilder:validation:MaxItems=128
+	Env []corev1.EnvVar `json:"env,omitempty"`
+}
+
+// ReplicasSpec bounds the number of model servers.
+// +kubebuilder:validation:XValidation:rule="!has(self.min) || !has(self.max) || self.min <= self.max",message="spec.replicas.min must not exceed spec.replicas.max"
+type ReplicasSpec struct {
+	// Min is the number of servers without autoscaling, and the floor with
+	// it. Zero stops serving but keeps the cached weights.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=1000
+	// +kubebuilder:default=1
+	Min *int32 `json:"min,omitempty"`
+
+	// Max is the ceiling for the autoscaler. It defaults to min.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1000
+	Max *int32 `json:"max,omitempty"`
+}
+
+// ResourcesSpec is what each model server requests.
+type ResourcesSpec struct {
+	// CPU request, e.g. "4" or "500m". No CPU limit is set, so servers may
+	// burst while loading.
+	// +optional
+	CPU *resource.Quantity `json:"cpu,omitempty"`
+
+	// Memory request and limit, e.g. "16Gi".
+	// +optional
+	Memory *resource.Quantity `json:"memory,omitempty"`
+
+	// GPU is the number of GPUs per server, requested under the platform's
+	// GPU resource name (nvidia.com/gpu by default). GPU servers also get the
+	// platform's GPU node selector and tolerations.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=64
+	GPU *int32 `json:"gpu,omitempty"`
+}
+
+// AutoscalingSpec turns on a HorizontalPodAutoscaler for the servers.
+type AutoscalingSpec struct {
+	// Enabled creates the HorizontalPodAutoscaler. The Deployment then
+	// leaves spec.replicas to it.
+	Enabled bool `json:"enabled"`
+
+	// TargetCPUUtilization is the average CPU utilisation, in percent of the
+	// CPU request, the autoscaler aims for. Defaults to 80 when no target is
+	// set at all.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=100
+	TargetCPUUtilization *int32 `json:"targetCPUUtilization,omitempty"`
+
+	// TargetConcurrency is the average number of in-flight requests per
+	// server the autoscaler aims for. It scales on the runtime's
+	// concurrency metric (a Pods metric served by the cluster's custom
+	// metrics adapter), which the platform names per framework.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=100000
+	TargetConcurrency *int32 `json:"targetConcurrency,omitempty"`
+}
+
+// StorageSpec sizes the volume that caches the weights.
+type StorageSpec struct {
+	// Size of the cache volume, e.g. "50Gi". It can grow later (if the
+	// storage class allows expansion) but never shrink.
+	// +optional
+	Size *resource.Quantity `json:"size,omitempty"`
+
+	// StorageClassName of the cache volume. Empty uses the platform
+	// default, then the cluster default. Fixed once the volume exists.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	StorageClassName *string `json:"storageClassName,omitempty"`
+
+	// AccessMode of the cache volume. ReadWriteOnce volumes attach to one
+	// node, so replicas on other nodes cannot start: use ReadWriteMany for
+	// more than one replica across nodes. Fixed once the volume exists.
+	// +optional
+	AccessMode AccessMode `json:"accessMode,omitempty"`
+}
+
+// InferenceServiceStatus is what the function reports about the service.
+type InferenceServiceStatus struct {
+	// Phase summarises where the service is in its life.
+	// +optional
+	Phase Phase `json:"phase,omitempty"`
+
+	// ReadyReplicas is the number of model servers ready to answer.
+	// +optional
+	ReadyReplicas int32 `json:"readyReplicas"`
+
+	// ServiceName is the Service that fronts the servers, in the claim's
+	// namespace.
+	// +optional
+	ServiceName string `json:"serviceName,omitempty"`
+
+	// URL is the in-cluster address of the service.
+	// +optional
+	URL string `json:"url,omitempty"`
+
+	// Message explains the phase in words a user can act on.
+	// +optional
+	Message string `json:"message,omitempty"`
+}

@@ -1,0 +1,201 @@
+package fn
+
+import (
+	"strconv"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+)
+
+// resourceDeployment is the composition resource name of the model servers.
+const resourceDeployment = "deployment"
+
+// serverContainer names the model server container.
+const serverContainer = "server"
+
+// Environment the function sets in every server. Runtime arguments refer to
+// them as $(MODEL_DIR) and so on, which Kubernetes expands.
+const (
+	envModelDir     = "MODEL_DIR"
+	envModelName    = "MODEL_NAME"
+	envModelVersion = "MODEL_VERSION"
+	envPort         = "PORT"
+)
+
+// portName names the server's container port; the Service targets it by name.
+const portName = "http"
+
+// Probe timing. The start-up probe alone covers model loading, for as long
+// as the runtime's start-up budget; only then do readiness and liveness
+// begin, so a slow load is never mistaken for a hung server.
+const (
+	startupPeriodSeconds = 10
+	probeTimeoutSeconds  = 5
+)
+
+// weights is what a server mounts as its model: a directory of the cache
+// volume, or of the user's own claim for pvc:// models.
+type weights struct {
+	// ID is the model hash, recorded on the pod template so that a later
+	// call knows what the servers mount.
+	ID      string
+	Claim   string
+	SubPath string
+}
+
+// wantedWeights are the weights the claim asks for now.
+func wantedWeights(s *service) weights {
+	if !s.Model.pulled() {
+		return weights{ID: s.Model.Hash, Claim: s.Model.Claim, SubPath: s.Model.SubPath}
+	}
+	return weights{ID: s.Model.Hash, Claim: pvcName(s), SubPath: cacheDir(s)}
+}
+
+// servedWeights reads the weights an observed Deployment mounts. ok is
+// false when the Deployment does not say (it was not made by us).
+func servedWeights(d *appsv1.Deployment) (w weights, ok bool) {
+	w.ID = d.Spec.Template.Annotations[annotationWeights]
+	for _, v := range d.Spec.Template.Spec.Volumes {
+		if v.Name == volumeWeights && v.PersistentVolumeClaim != nil {
+			w.Claim = v.PersistentVolumeClaim.ClaimName
+		}
+	}
+	for _, c := range d.Spec.Template.Spec.Containers {
+		for _, m := range c.VolumeMounts {
+			if c.Name == serverContainer && m.Name == volumeWeights {
+				w.SubPath = m.SubPath
+			}
+		}
+	}
+	return w, w.ID != "" && w.Claim != ""
+}
+
+// renderDeployment builds the model servers, mounting w read-only.
+func renderDeployment(s *service, w weights) *appsv1.Deployment {
+	rt := s.Runtime
+	port := *rt.Port
+	startup := *rt.StartupSeconds
+	labels := s.labels(componentServer)
+
+	env := []corev1.EnvVar{
+		{Name: envModelDir, Value: mountModel},
+		{Name: envModelName, Value: s.Name},
+		{Name: envModelVersion, Value: s.Model.Version},
+		{Name: envPort, Value: strconv.Itoa(int(port))},
+		// The weights are local: servers must never reach for a hub.
+		{Name: "HF_HUB_OFFLINE", Value: "1"},
+	}
+	env = mergeEnv(append(env, scratchEnv()...), rt.Env)
+
+	res := corev1.ResourceRequirements{
+		Requests: corev1.ResourceList{corev1.ResourceCPU: s.CPU, corev1.ResourceMemory: s.Memory},
+		// Memory is limited to the request so a server is never OOM-killed
+		// for memory the node promised to someone else; CPU is not limited,
+		// so model loading may burst.
+		Limits: corev1.ResourceList{corev1.ResourceMemory: s.Memory},
+	}
+	pod := corev1.PodSpec{
+		SecurityContext: podSecurityContext(),
+		// Let in-flight generations finish when a server is replaced.
+		TerminationGracePeriodSeconds: ptrTo(int64(60)),
+		Containers: []corev1.Container{{
+			Name:    serverContainer,
+			Image:   rt.Image,
+			Command: rt.Command,
+			Args:    rt.Args,
+			Ports:   []corev1.ContainerPort{{Name: portName, ContainerPort: port, Protocol: corev1.ProtocolTCP}},
+			Env:     env,
+			StartupProbe: httpProbe(rt.HealthPath, startupPeriodSeconds,
+				max(1, (startup+startupPeriodSeconds-1)/startupPeriodSeconds)),
+			ReadinessProbe:  httpProbe(rt.HealthPath, 10, 3),
+			LivenessProbe:   httpProbe(rt.HealthPath, 20, 3),
+			Resources:       res,
+			SecurityContext: containerSecurityContext(),
+			VolumeMounts: []corev1.VolumeMount{
+				{Name: volumeWeights, MountPath: mountModel, SubPath: w.SubPath, ReadOnly: true},
+				{Name: volumeTmp, MountPath: mountTmp},
+			},
+		}},
+		Volumes: []corev1.Volume{
+			{Name: volumeWeights, VolumeSource: corev1.VolumeSource{
+				PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: w.Claim, ReadOnly: true},
+			}},
+			tmpVolume(),
+		},
+	}
+	if rt.SharedMemory != nil && *rt.SharedMemory {
+		pod.Containers[0].VolumeMounts = append(pod.Containers[0].VolumeMounts, corev1.VolumeMount{Name: volumeShm, MountPath: mountShm})
+		pod.Volumes = append(pod.Volumes, corev1.Volume{Name: volumeShm, VolumeSource: corev1.VolumeSource{
+			EmptyDir: &corev1.EmptyDirVolumeSource{Medium: corev1.StorageMediumMemory, SizeLimit: ptrTo(shmSize)},
+		}})
+	}
+	if s.GPU > 0 {
+		gpu := corev1.ResourceName(s.GPUSettings.ResourceName)
+		q := *resource.NewQuantity(int64(s.GPU), resource.DecimalSI)
+		res.Requests[gpu] = q
+		res.Limits[gpu] = q
+		pod.NodeSelector = s.GPUSettings.NodeSelector
+		pod.Tolerations = s.GPUSettings.Tolerations
+	}
+
+	d := &appsv1.Deployment{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"},
+		ObjectMeta: metav1.ObjectMeta{Name: s.Name, Namespace: s.Namespace, Labels: labels},
+		Spec: appsv1.DeploymentSpec{
+			Selector: &metav1.LabelSelector{MatchLabels: s.selector()},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels, Annotations: map[string]string{annotationWeights: w.ID}},
+				Spec:       pod,
+			},
+			// The deadline must outlast a slow model load, or every
+			// rollout of a large model would be reported as failed.
+			ProgressDeadlineSeconds: ptrTo(startup + 600),
+			RevisionHistoryLimit:    ptrTo(int32(3)),
+		},
+	}
+	if s.Autoscaling == nil {
+		// With an autoscaler, spec.replicas belongs to it: setting it here
+		// would make Crossplane and the HPA fight on every reconcile.
+		d.Spec.Replicas = ptrTo(s.MinReplicas)
+	}
+	if s.Storage.AccessMode == corev1.ReadWriteOncePod && s.Model.pulled() {
+		// Only one pod may mount the volume at a time: a rolling update's
+		// new pod would wait forever for the old one to let go.
+		d.Spec.Strategy = appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType}
+	}
+	return d
+}
+
+func httpProbe(path string, period, failures int32) *corev1.Probe {
+	return &corev1.Probe{
+		ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{
+			Path: path, Port: intstr.FromString(portName), Scheme: corev1.URISchemeHTTP,
+		}},
+		PeriodSeconds:    period,
+		TimeoutSeconds:   probeTimeoutSeconds,
+		FailureThreshold: failures,
+	}
+}
+
+// mergeEnv appends extra to base; a variable of extra replaces the one of
+// the same name in base in place. Kubernetes would take the last of two
+// duplicates, but server-side apply refuses duplicate keys outright.
+func mergeEnv(base, extra []corev1.EnvVar) []corev1.EnvVar {
+	out := append([]corev1.EnvVar(nil), base...)
+	for _, e := range extra {
+		replaced := false
+		for i := range out {
+			if out[i].Name == e.Name {
+				out[i], replaced = e, true
+				break
+			}
+		}
+		if !replaced {
+			out = append(out, e)
+		}
+	}
+	return out
+}

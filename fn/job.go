@@ -1,0 +1,126 @@
+package fn
+
+import (
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// resourceJobPrefix starts the composition resource name of a pull Job.
+//
+// The weights hash is part of the resource name, not only of the object's
+// name: Crossplane keeps the observed object's name for a resource name it
+// already knows, so a new model under an unchanged resource name would be
+// applied onto the old, immutable Job. With the hash in the resource name a
+// new model is a new resource, and Crossplane deletes the old Job once the
+// function stops returning it.
+const resourceJobPrefix = "pull-job-"
+
+// Environment of the puller (see v1beta1.PullerPreset).
+const (
+	envModelURI      = "MODEL_URI"
+	envModelSource   = "MODEL_SOURCE"
+	envModelRevision = "MODEL_REVISION"
+	envTargetDir     = "TARGET_DIR"
+)
+
+// pullJob is a rendered pull Job and its composition resource name.
+type pullJob struct {
+	Resource string
+	Job      *batchv1.Job
+}
+
+// cacheDir is where one model's weights live on the cache volume: one
+// directory per (uri, revision), so revisions never overwrite each other
+// and a server keeps reading its weights while a new revision is pulled.
+func cacheDir(s *service) string { return s.Model.Hash }
+
+// renderPullJob builds the Job that downloads the weights into the cache
+// volume. It sets no TTL: the function keeps returning the Job, and a
+// TTL-deleted Job would be created again, pulling again.
+//
+// A Job's pod template is immutable, so the Job is named after a hash of
+// the template itself: any change to it (a new model, a new puller image,
+// another Secret) makes a new Job instead of a failed update. The cache
+// directory is keyed by the model alone, so a new Job for the same model
+// finds the marker and exits at once.
+func renderPullJob(s *service) pullJob {
+	labels := s.labels(componentPuller)
+	// The template's labels leave out the version: it may change without
+	// the weights changing, and must not cost a new Job.
+	podLabels := s.labels(componentPuller)
+	delete(podLabels, labelVersion)
+	env := []corev1.EnvVar{
+		{Name: envModelURI, Value: s.Model.URI},
+		{Name: envModelSource, Value: s.Model.Source},
+		{Name: envModelRevision, Value: s.Model.Revision},
+		{Name: envTargetDir, Value: mountCache + "/" + cacheDir(s)},
+	}
+	env = append(env, scratchEnv()...)
+	var envFrom []corev1.EnvFromSource
+	if ref := s.Model.Secret; ref != nil {
+		// Credentials only ever by reference: the Secret's value never
+		// enters the Job's spec.
+		if ref.Key != "" {
+			name := s.Puller.TokenEnv
+			if name == "" {
+				name = ref.Key
+			}
+			env = append(env, corev1.EnvVar{Name: name, ValueFrom: &corev1.EnvVarSource{
+				SecretKeyRef: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: ref.Name}, Key: ref.Key},
+			}})
+		} else {
+			envFrom = []corev1.EnvFromSource{{SecretRef: &corev1.SecretEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: ref.Name}}}}
+		}
+	}
+
+	template := corev1.PodTemplateSpec{
+		ObjectMeta: metav1.ObjectMeta{Labels: podLabels},
+		Spec: corev1.PodSpec{
+			// Never, not OnFailure: each retry is a new pod, so the
+			// logs of a failed attempt stay readable.
+			RestartPolicy:   corev1.RestartPolicyNever,
+			SecurityContext: podSecurityContext(),
+			Containers: []corev1.Container{{
+				Name:            "pull",
+				Image:           s.Puller.Image,
+				Command:         s.Puller.Command,
+				Env:             env,
+				EnvFrom:         envFrom,
+				SecurityContext: containerSecurityContext(),
+				Resources: corev1.ResourceRequirements{
+					Requests: corev1.ResourceList{
+						corev1.ResourceCPU:    resource.MustParse("500m"),
+						corev1.ResourceMemory: resource.MustParse("1Gi"),
+					},
+					Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("4Gi")},
+				},
+				VolumeMounts: []corev1.VolumeMount{
+					{Name: volumeWeights, MountPath: mountCache},
+					{Name: volumeTmp, MountPath: mountTmp},
+				},
+			}},
+			Volumes: []corev1.Volume{
+				{Name: volumeWeights, VolumeSource: corev1.VolumeSource{
+					PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: pvcName(s)},
+				}},
+				tmpVolume(),
+			},
+		},
+	}
+	hash := shortHash(template)
+	return pullJob{
+		Resource: resourceJobPrefix + hash,
+		Job: &batchv1.Job{
+			TypeMeta: metav1.TypeMeta{APIVersion: "batch/v1", Kind: "Job"},
+			ObjectMeta: metav1.ObjectMeta{
+				Name:        s.Name + "-pull-" + hash,
+				Namespace:   s.Namespace,
+				Labels:      labels,
+				Annotations: map[string]string{annotationModelURI: s.Model.URI},
+			},
+			Spec: batchv1.JobSpec{BackoffLimit: ptrTo(s.Backoff), Template: template},
+		},
+	}
+}

@@ -1,0 +1,144 @@
+package fn
+
+import (
+	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+)
+
+// Readiness of each composed kind. Crossplane treats a composed resource of
+// unspecified readiness as not ready, so the function decides for every
+// object it returns; an object not observed yet is never ready.
+
+// pvcBound reports whether the cache volume is ready:
+//  1. status.phase is Bound.
+//
+// A volume of a WaitForFirstConsumer class stays Pending until the pull
+// Job's pod mounts it, so nothing waits for this before creating the Job.
+func pvcBound(pvc *corev1.PersistentVolumeClaim) bool {
+	return pvc != nil && pvc.Status.Phase == corev1.ClaimBound
+}
+
+// jobState is what a pull Job's conditions say.
+type jobState int
+
+const (
+	jobAbsent jobState = iota
+	jobRunning
+	jobComplete
+	jobFailed
+)
+
+// pullState reads a pull Job:
+//  1. no Job observed: absent;
+//  2. condition Failed=True: failed, whatever else it says (a Job cannot
+//     recover from Failed, and Complete beside it would be a lie);
+//  3. condition Complete=True: complete, and ready;
+//  4. otherwise running.
+//
+// It also returns the Failed condition's reason and message.
+func pullState(job *batchv1.Job) (jobState, string) {
+	if job == nil {
+		return jobAbsent, ""
+	}
+	complete := false
+	for _, c := range job.Status.Conditions {
+		if c.Status != corev1.ConditionTrue {
+			continue
+		}
+		switch c.Type {
+		case batchv1.JobFailed:
+			msg := c.Reason
+			if c.Message != "" {
+				msg += ": " + c.Message
+			}
+			return jobFailed, msg
+		case batchv1.JobComplete:
+			complete = true
+		}
+	}
+	if complete {
+		return jobComplete, ""
+	}
+	return jobRunning, ""
+}
+
+// desiredReplicas is the observed Deployment's spec.replicas, which the API
+// server defaults to 1 and an autoscaler sets.
+func desiredReplicas(d *appsv1.Deployment) int32 {
+	if d.Spec.Replicas == nil {
+		return 1
+	}
+	return *d.Spec.Replicas
+}
+
+// deploymentReady reports whether the servers are ready:
+//  1. status.observedGeneration >= metadata.generation (the status is
+//     about the current spec);
+//  2. condition Available=True;
+//  3. status.updatedReplicas == status.availableReplicas == spec.replicas.
+func deploymentReady(d *appsv1.Deployment) bool {
+	if d == nil || d.Status.ObservedGeneration < d.Generation {
+		return false
+	}
+	if !deploymentCondition(d, appsv1.DeploymentAvailable, corev1.ConditionTrue) {
+		return false
+	}
+	want := desiredReplicas(d)
+	return d.Status.UpdatedReplicas == want && d.Status.AvailableReplicas == want
+}
+
+// deploymentStalled reports whether a rollout gave up:
+//  1. condition Progressing=False with reason ProgressDeadlineExceeded.
+func deploymentStalled(d *appsv1.Deployment) (bool, string) {
+	for _, c := range d.Status.Conditions {
+		if c.Type == appsv1.DeploymentProgressing && c.Status == corev1.ConditionFalse && c.Reason == "ProgressDeadlineExceeded" {
+			return true, c.Message
+		}
+	}
+	return false, ""
+}
+
+func deploymentCondition(d *appsv1.Deployment, t appsv1.DeploymentConditionType, s corev1.ConditionStatus) bool {
+	for _, c := range d.Status.Conditions {
+		if c.Type == t {
+			return c.Status == s
+		}
+	}
+	return false
+}
+
+// serviceReady reports whether the Service is ready:
+//  1. it exists;
+//  2. a LoadBalancer Service also has an ingress address.
+func serviceReady(svc *corev1.Service) bool {
+	if svc == nil {
+		return false
+	}
+	if svc.Spec.Type == corev1.ServiceTypeLoadBalancer {
+		return len(svc.Status.LoadBalancer.Ingress) > 0
+	}
+	return true
+}
+
+// hpaReady reports whether the autoscaler is ready:
+//  1. it exists;
+//  2. condition AbleToScale=True.
+//
+// ScalingActive=False (no metrics yet, or no metrics pipeline) does not
+// hold the service back: the servers run at their current count, and the
+// function reports it as a warning.
+func hpaReady(h *autoscalingv2.HorizontalPodAutoscaler) bool {
+	return h != nil && hpaCondition(h, autoscalingv2.AbleToScale) != nil &&
+		hpaCondition(h, autoscalingv2.AbleToScale).Status == corev1.ConditionTrue
+}
+
+func hpaCondition(h *autoscalingv2.HorizontalPodAutoscaler, t autoscalingv2.HorizontalPodAutoscalerConditionType) *autoscalingv2.HorizontalPodAutoscalerCondition {
+	for i := range h.Status.Conditions {
+		if h.Status.Conditions[i].Type == t {
+			return &h.Status.Conditions[i]
+		}
+	}
+	return nil
+}

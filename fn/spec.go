@@ -1,0 +1,590 @@
+package fn
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path"
+	"regexp"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/inferno-ai/function-inferno/apis/inference/v1alpha1"
+	"github.com/inferno-ai/function-inferno/input/v1beta1"
+)
+
+// Labels Crossplane puts on an XR created for a claim.
+const (
+	labelClaimName      = "crossplane.io/claim-name"
+	labelClaimNamespace = "crossplane.io/claim-namespace"
+)
+
+// maxNameLength keeps every derived object name a valid label value: the
+// longest suffix is the pull Job's "-pull-" plus an 8-hex hash, and the Job
+// name becomes the batch.kubernetes.io/job-name label of its pods (63 max).
+const maxNameLength = validation.DNS1123LabelMaxLength - len("-pull-") - hashLength
+
+// hashLength is the number of hex digits of the weights hash in names.
+const hashLength = 8
+
+// service is an InferenceService with every default applied and every field
+// checked: what the builders read. Nothing in it is optional.
+type service struct {
+	// Name is the claim's name (the XR's, without a claim): every composed
+	// object is named after it.
+	Name string
+	// Namespace receives the composed objects.
+	Namespace string
+
+	Model       model
+	Runtime     v1beta1.RuntimePreset // preset with spec.serve laid over it
+	Puller      v1beta1.PullerPreset  // zero for pvc:// models
+	MinReplicas int32
+	MaxReplicas int32
+	Autoscaling *autoscaling // nil without an HPA
+	CPU         resource.Quantity
+	Memory      resource.Quantity
+	GPU         int32
+	GPUSettings v1beta1.GPUSettings
+	Storage     storage
+	Backoff     int32
+}
+
+// model is spec.model, parsed.
+type model struct {
+	URI       string
+	Scheme    string // hf, s3, gs, http, https or pvc
+	Source    string // the URI without "scheme://"
+	Revision  string
+	Version   string
+	Framework v1alpha1.Framework
+	Secret    *v1alpha1.SecretKeyReference
+	// Hash identifies the weights (uri and revision): it names the pull Job
+	// and the cache directory, so a new model gets a new Job and directory.
+	Hash string
+	// Claim and SubPath locate pvc:// weights.
+	Claim   string
+	SubPath string
+}
+
+// pulled reports whether the weights are downloaded into our own cache
+// volume (everything but pvc://).
+func (m model) pulled() bool { return m.Scheme != schemePVC }
+
+type autoscaling struct {
+	CPUUtilization *int32
+	Concurrency    *int32
+	Metric         string // the runtime's concurrency metric
+}
+
+type storage struct {
+	Size       resource.Quantity
+	Class      string
+	AccessMode corev1.PersistentVolumeAccessMode
+}
+
+const schemePVC = "pvc"
+
+var (
+	// supportedSchemes in the order error messages list them.
+	supportedSchemes = []string{"hf", "s3", "gs", "http", "https", "pvc"}
+	hfRepo           = regexp.MustCompile(`^[A-Za-z0-9][-A-Za-z0-9_.]*(/[A-Za-z0-9][-A-Za-z0-9_.]*)?$`)
+	labelValue       = regexp.MustCompile(`^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$`)
+	revisionPattern  = regexp.MustCompile(`^[A-Za-z0-9][-A-Za-z0-9_./]*$`)
+)
+
+// fieldErrors collects problems with a claim, each naming its field, so
+// that one Fatal result tells the user everything to fix at once.
+type fieldErrors []string
+
+func (e *fieldErrors) add(field, format string, a ...any) {
+	*e = append(*e, field+": "+fmt.Sprintf(format, a...))
+}
+
+func (e fieldErrors) err() error {
+	if len(e) == 0 {
+		return nil
+	}
+	return errors.New(strings.Join(e, "; "))
+}
+
+// quantityFields are decoded by resource.Quantity's own JSON decoder, whose
+// errors do not say which field failed, so they are checked first.
+var quantityFields = [][]string{
+	{"spec", "resources", "cpu"},
+	{"spec", "resources", "memory"},
+	{"spec", "storage", "size"},
+}
+
+// decodeXR decodes the observed XR's content into the API types. Wrong
+// types are reported with their field path.
+func decodeXR(obj map[string]any) (*v1alpha1.XInferenceService, error) {
+	var errs fieldErrors
+	for _, f := range quantityFields {
+		v, ok := nested(obj, f...)
+		if !ok || v == nil {
+			continue
+		}
+		if err := checkQuantity(v); err != nil {
+			errs.add(strings.Join(f, "."), "%v", err)
+		}
+	}
+	if err := errs.err(); err != nil {
+		return nil, err
+	}
+	b, err := json.Marshal(obj)
+	if err != nil {
+		return nil, fmt.Errorf("cannot encode the observed composite resource: %w", err)
+	}
+	xr := &v1alpha1.XInferenceService{}
+	if err := json.Unmarshal(b, xr); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) && te.Field != "" {
+			return nil, fmt.Errorf("%s: must be %s, not %s", te.Field, jsonKind(te.Type.Kind().String()), te.Value)
+		}
+		return nil, fmt.Errorf("cannot decode the composite resource: %w", err)
+	}
+	return xr, nil
+}
+
+func checkQuantity(v any) error {
+	switch q := v.(type) {
+	case string:
+		if _, err := resource.ParseQuantity(q); err != nil {
+			return fmt.Errorf("%q is not a quantity; write it like \"500m\", \"4\" or \"16Gi\"", q)
+		}
+	case float64, int64, int:
+	default:
+		return fmt.Errorf("must be a quantity such as \"4\" or \"16Gi\", not %T", v)
+	}
+	return nil
+}
+
+func jsonKind(goKind string) string {
+	switch goKind {
+	case "int32", "int64", "int":
+		return "an integer"
+	case "bool":
+		return "true or false"
+	case "string":
+		return "a string"
+	case "slice":
+		return "a list"
+	default:
+		return "an object"
+	}
+}
+
+func nested(obj map[string]any, fields ...string) (any, bool) {
+	var cur any = obj
+	for _, f := range fields {
+		m, ok := cur.(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		if cur, ok = m[f]; !ok {
+			return nil, false
+		}
+	}
+	return cur, true
+}
+
+// resolve checks an XR against everything the schema cannot express and
+// applies the Input's defaults. It returns one error that names each bad
+// field and its fix, and warnings for specs that are legal but risky.
+func resolve(xr *v1alpha1.XInferenceService, in *v1beta1.Input) (*service, []string, error) {
+	var errs fieldErrors
+	var warnings []string
+	s := &service{}
+	spec := xr.Spec
+
+	s.Name, s.Namespace = nameAndNamespace(xr, in, &errs)
+
+	s.Model = resolveModel(spec.Model, &errs)
+
+	// Runtime preset and the claim's overrides.
+	if s.Model.Framework != "" {
+		rt, ok := in.Runtime(string(s.Model.Framework))
+		switch {
+		case !ok:
+			errs.add("spec.model.framework", "the platform's Input offers no runtime for %q; ask your platform team or choose another framework", s.Model.Framework)
+		default:
+			s.Runtime = applyServe(rt, spec.Serve, &errs)
+			checkRuntime(s.Model.Framework, s.Runtime, spec.Serve, &errs)
+		}
+	}
+	if s.Model.pulled() && s.Model.Scheme != "" {
+		p, ok := in.Puller(s.Model.Scheme)
+		switch {
+		case !ok:
+			errs.add("spec.model.uri", "the platform's Input offers no puller for %s://; ask your platform team or use another source", s.Model.Scheme)
+		case p.Image == "":
+			errs.add("input.pullers."+s.Model.Scheme+".image", "is empty; the Composition's Input must give the %s:// puller an image", s.Model.Scheme)
+		case len(p.Command) == 0:
+			errs.add("input.pullers."+s.Model.Scheme+".command", "is empty; the Composition's Input must give the %s:// puller a download command", s.Model.Scheme)
+		}
+		s.Puller = p
+	}
+	if s.Model.Secret != nil && !s.Model.pulled() {
+		errs.add("spec.model.credentialsSecretRef", "pvc:// models are mounted, not pulled, so no credentials are read; remove it")
+	}
+
+	resolveReplicas(s, spec, &errs, &warnings)
+	resolveResources(s, spec.Resources, in, &errs, &warnings)
+	resolveStorage(s, spec.Storage, in, &errs, &warnings)
+	s.Backoff = in.BackoffLimit()
+
+	if err := errs.err(); err != nil {
+		return nil, nil, err
+	}
+	return s, warnings, nil
+}
+
+func nameAndNamespace(xr *v1alpha1.XInferenceService, in *v1beta1.Input, errs *fieldErrors) (string, string) {
+	name, ns := xr.GetLabels()[labelClaimName], xr.GetLabels()[labelClaimNamespace]
+	switch {
+	case name != "" && ns != "":
+	case xr.GetNamespace() != "":
+		// A namespaced (Crossplane v2) XR composes into its own namespace.
+		name, ns = xr.GetName(), xr.GetNamespace()
+	default:
+		name, ns = xr.GetName(), in.Namespace
+		if ns == "" {
+			errs.add("metadata.labels", "the composite resource has no %s label and the function's Input sets no namespace; create it through an InferenceService claim, or set input.namespace in the Composition", labelClaimNamespace)
+		}
+	}
+	if ns != "" {
+		for _, m := range validation.IsDNS1123Label(ns) {
+			errs.add("namespace", "%q is not a namespace name: %s", ns, m)
+		}
+	}
+	switch {
+	case name == "":
+		errs.add("metadata.name", "is empty; give the InferenceService a name")
+	case len(name) > maxNameLength:
+		errs.add("metadata.name", "%q is %d characters; use at most %d so that the pull Job's name (%q plus a hash) stays within Kubernetes' 63-character limit", name, len(name), maxNameLength, name+"-pull-")
+	default:
+		// The Service is named after the claim, and Service names are
+		// DNS-1035 labels: no dots, no leading digit.
+		for _, m := range validation.IsDNS1035Label(name) {
+			errs.add("metadata.name", "%q cannot name the Service: %s; rename the InferenceService", name, m)
+		}
+	}
+	return name, ns
+}
+
+func resolveModel(m v1alpha1.ModelSpec, errs *fieldErrors) model {
+	out := model{URI: m.URI, Revision: m.Revision, Version: m.Version, Framework: m.Framework, Secret: m.CredentialsSecretRef}
+	if out.Framework == "" {
+		out.Framework = v1alpha1.FrameworkVLLM
+	}
+	parseURI(&out, errs)
+
+	if !isFramework(out.Framework) {
+		errs.add("spec.model.framework", "%q is not supported; use one of %s", out.Framework, joinFrameworks())
+	}
+	if m.Version != "" && (len(m.Version) > validation.LabelValueMaxLength || !labelValue.MatchString(m.Version)) {
+		errs.add("spec.model.version", "%q is not a valid label value; use at most 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit", m.Version)
+	}
+	if m.Revision != "" && (len(m.Revision) > 128 || !revisionPattern.MatchString(m.Revision) || strings.Contains(m.Revision, "..")) {
+		errs.add("spec.model.revision", "%q is not a revision; use a branch, tag, commit or object version of at most 128 letters, digits, '-', '_', '.' or '/'", m.Revision)
+	}
+	if r := m.CredentialsSecretRef; r != nil {
+		for _, msg := range validation.IsDNS1123Subdomain(r.Name) {
+			errs.add("spec.model.credentialsSecretRef.name", "%q is not a Secret name: %s", r.Name, msg)
+		}
+		if r.Key != "" {
+			for _, msg := range validation.IsConfigMapKey(r.Key) {
+				errs.add("spec.model.credentialsSecretRef.key", "%q is not a Secret key: %s", r.Key, msg)
+			}
+		}
+	}
+	out.Hash = shortHash([]string{out.URI, out.Revision})
+	return out
+}
+
+func parseURI(out *model, errs *fieldErrors) {
+	const field = "spec.model.uri"
+	uri := out.URI
+	if uri == "" {
+		errs.add(field, "is required; set it to hf://org/model, s3://bucket/prefix, gs://bucket/prefix, https://host/file or pvc://claim[/path]")
+		return
+	}
+	scheme, rest, ok := strings.Cut(uri, "://")
+	if !ok {
+		errs.add(field, "%q has no scheme; use hf://, s3://, gs://, http(s):// or pvc://", uri)
+		return
+	}
+	if !contains(supportedSchemes, scheme) {
+		errs.add(field, "scheme %q is not supported; use hf://, s3://, gs://, http(s):// or pvc://", scheme)
+		return
+	}
+	out.Scheme, out.Source = scheme, rest
+	host, _, _ := strings.Cut(rest, "/")
+	if strings.Contains(host, "@") {
+		errs.add(field, "must not carry credentials (user:password@); put them in a Secret and set spec.model.credentialsSecretRef")
+		return
+	}
+	if strings.ContainsAny(uri, " \t\r\n\"'`\\") {
+		errs.add(field, "must not contain spaces, quotes or backslashes")
+		return
+	}
+	switch scheme {
+	case "hf":
+		if !hfRepo.MatchString(rest) {
+			errs.add(field, "%q is not a Hugging Face repository; write hf://org/model", uri)
+		}
+	case "s3", "gs":
+		if host == "" {
+			errs.add(field, "%q names no bucket; write %s://bucket/prefix", uri, scheme)
+		}
+	case "http", "https":
+		if host == "" {
+			errs.add(field, "%q names no host; write %s://host/path/to/file", uri, scheme)
+		}
+	case schemePVC:
+		claim, sub, _ := strings.Cut(rest, "/")
+		if claim == "" {
+			errs.add(field, "pvc:// needs a claim name; write pvc://<claim>[/path]")
+			return
+		}
+		for _, m := range validation.IsDNS1123Subdomain(claim) {
+			errs.add(field, "%q is not a PersistentVolumeClaim name: %s", claim, m)
+		}
+		sub = strings.Trim(sub, "/")
+		if sub != "" && (path.Clean(sub) != sub || strings.HasPrefix(sub, "..")) {
+			errs.add(field, "path %q in the claim must be clean and relative (no '..' or '//')", sub)
+		}
+		out.Claim, out.SubPath = claim, sub
+	}
+}
+
+// applyServe lays the claim's spec.serve over the runtime preset.
+func applyServe(rt v1beta1.RuntimePreset, sv *v1alpha1.ServeSpec, errs *fieldErrors) v1beta1.RuntimePreset {
+	if sv == nil {
+		return rt
+	}
+	if sv.Image != "" {
+		rt.Image = sv.Image
+	}
+	if sv.Port != nil {
+		if p := *sv.Port; p < 1 || p > 65535 {
+			errs.add("spec.serve.port", "%d is out of range; use a port from 1 to 65535", p)
+		}
+		rt.Port = sv.Port
+	}
+	if len(sv.Args) > 0 {
+		rt.Args = sv.Args
+	}
+	for i, e := range sv.Env {
+		f := fmt.Sprintf("spec.serve.env[%d]", i)
+		for _, m := range validation.IsEnvVarName(e.Name) {
+			errs.add(f+".name", "%q is not an environment variable name: %s", e.Name, m)
+		}
+		if e.ValueFrom != nil && e.Value != "" {
+			errs.add(f, "sets both value and valueFrom; keep one")
+		}
+		if reserved(e.Name) {
+			errs.add(f+".name", "%q is set by the function; remove it", e.Name)
+		}
+	}
+	// The claim's variables win over the preset's.
+	rt.Env = mergeEnv(rt.Env, sv.Env)
+	return rt
+}
+
+func checkRuntime(fw v1alpha1.Framework, rt v1beta1.RuntimePreset, sv *v1alpha1.ServeSpec, errs *fieldErrors) {
+	field := "input.runtimes." + string(fw)
+	if rt.Image == "" {
+		if sv == nil || sv.Image == "" {
+			errs.add(field+".image", "is empty; the Composition's Input must give the %s runtime an image (or set spec.serve.image)", fw)
+		}
+	}
+	if rt.Port == nil {
+		errs.add(field+".port", "is not set; the Composition's Input must give the %s runtime a port (or set spec.serve.port)", fw)
+	} else if p := *rt.Port; p < 1 || p > 65535 {
+		errs.add(field+".port", "%d is out of range; use a port from 1 to 65535", p)
+	}
+	if rt.HealthPath == "" || rt.HealthPath[0] != '/' {
+		errs.add(field+".healthPath", "%q must be an HTTP path starting with '/'", rt.HealthPath)
+	}
+	if rt.StartupSeconds == nil || *rt.StartupSeconds < 10 {
+		errs.add(field+".startupSeconds", "must be at least 10 seconds")
+	}
+}
+
+// reserved names the variables the function itself sets in the server.
+func reserved(name string) bool {
+	switch name {
+	case envModelDir, envModelName, envModelVersion, envPort:
+		return true
+	}
+	return false
+}
+
+func resolveReplicas(s *service, spec v1alpha1.InferenceServiceSpec, errs *fieldErrors, warnings *[]string) {
+	s.MinReplicas, s.MaxReplicas = 1, 0
+	if r := spec.Replicas; r != nil {
+		if r.Min != nil {
+			s.MinReplicas = *r.Min
+		}
+		if r.Max != nil {
+			s.MaxReplicas = *r.Max
+		}
+	}
+	if s.MinReplicas < 0 {
+		errs.add("spec.replicas.min", "%d is negative; use 0 or more", s.MinReplicas)
+	}
+	if s.MaxReplicas == 0 {
+		s.MaxReplicas = max(s.MinReplicas, 1)
+	} else if s.MaxReplicas < 0 {
+		errs.add("spec.replicas.max", "%d is negative; use 1 or more", s.MaxReplicas)
+	}
+	if s.MaxReplicas < s.MinReplicas && s.MaxReplicas > 0 {
+		errs.add("spec.replicas", "min (%d) exceeds max (%d); raise max or lower min", s.MinReplicas, s.MaxReplicas)
+	}
+	if s.MinReplicas > 1000 || s.MaxReplicas > 1000 {
+		errs.add("spec.replicas", "at most 1000 servers are allowed")
+	}
+
+	a := spec.Autoscaling
+	if a == nil || !a.Enabled {
+		if a != nil && (a.TargetCPUUtilization != nil || a.TargetConcurrency != nil) {
+			*warnings = append(*warnings, "spec.autoscaling: targets have no effect while spec.autoscaling.enabled is false")
+		}
+		if spec.Replicas != nil && spec.Replicas.Max != nil && s.MaxReplicas != s.MinReplicas {
+			*warnings = append(*warnings, fmt.Sprintf("spec.replicas.max (%d) has no effect while spec.autoscaling.enabled is false; %d servers run", s.MaxReplicas, s.MinReplicas))
+		}
+		return
+	}
+	as := &autoscaling{CPUUtilization: a.TargetCPUUtilization, Concurrency: a.TargetConcurrency}
+	if s.MinReplicas < 1 {
+		errs.add("spec.replicas.min", "must be at least 1 when spec.autoscaling.enabled is true: a HorizontalPodAutoscaler cannot scale to zero")
+	}
+	if t := a.TargetCPUUtilization; t != nil && (*t < 1 || *t > 100) {
+		errs.add("spec.autoscaling.targetCPUUtilization", "%d is out of range; use a percentage from 1 to 100", *t)
+	}
+	if t := a.TargetConcurrency; t != nil {
+		switch {
+		case *t < 1:
+			errs.add("spec.autoscaling.targetConcurrency", "%d must be at least 1", *t)
+		case s.Runtime.ConcurrencyMetric == "" && s.Model.Framework != "":
+			errs.add("spec.autoscaling.targetConcurrency", "the %s runtime exposes no concurrency metric in the platform's Input; use targetCPUUtilization, or ask your platform team to set input.runtimes.%s.concurrencyMetric", s.Model.Framework, s.Model.Framework)
+		}
+		as.Metric = s.Runtime.ConcurrencyMetric
+	}
+	if as.CPUUtilization == nil && as.Concurrency == nil {
+		as.CPUUtilization = ptrTo(defaultCPUUtilization)
+	}
+	s.Autoscaling = as
+}
+
+// defaultCPUUtilization is the autoscaler's target when a claim enables
+// autoscaling without naming a target.
+const defaultCPUUtilization = int32(80)
+
+func resolveResources(s *service, r *v1alpha1.ResourcesSpec, in *v1beta1.Input, errs *fieldErrors, warnings *[]string) {
+	d := in.ResourceDefaults()
+	s.CPU, s.Memory = *d.CPU, *d.Memory
+	if r != nil {
+		if r.CPU != nil {
+			s.CPU = *r.CPU
+			if s.CPU.Sign() <= 0 {
+				errs.add("spec.resources.cpu", "%s must be more than zero", r.CPU.String())
+			}
+		}
+		if r.Memory != nil {
+			s.Memory = *r.Memory
+			if s.Memory.Sign() <= 0 {
+				errs.add("spec.resources.memory", "%s must be more than zero", r.Memory.String())
+			}
+		}
+		if r.GPU != nil {
+			s.GPU = *r.GPU
+			if s.GPU < 0 || s.GPU > 64 {
+				errs.add("spec.resources.gpu", "%d is out of range; use 0 to 64 GPUs per server", s.GPU)
+			}
+		}
+	}
+	s.GPUSettings = in.GPUSettings()
+	if s.GPU == 0 && (s.Model.Framework == v1alpha1.FrameworkVLLM || s.Model.Framework == v1alpha1.FrameworkTGI || s.Model.Framework == v1alpha1.FrameworkTriton) {
+		*warnings = append(*warnings, fmt.Sprintf("spec.resources.gpu: no GPU requested; %s will run on CPU, slowly if at all", s.Model.Framework))
+	}
+}
+
+func resolveStorage(s *service, st *v1alpha1.StorageSpec, in *v1beta1.Input, errs *fieldErrors, warnings *[]string) {
+	d := in.StorageDefaults()
+	s.Storage = storage{Class: d.StorageClassName, AccessMode: corev1.PersistentVolumeAccessMode(d.AccessMode)}
+	if d.Size != nil {
+		s.Storage.Size = *d.Size
+	}
+	if st != nil {
+		if st.Size != nil {
+			s.Storage.Size = *st.Size
+			if s.Storage.Size.Sign() <= 0 {
+				errs.add("spec.storage.size", "%s must be more than zero", st.Size.String())
+			}
+		}
+		if st.StorageClassName != nil {
+			s.Storage.Class = *st.StorageClassName
+			for _, m := range validation.IsDNS1123Subdomain(s.Storage.Class) {
+				errs.add("spec.storage.storageClassName", "%q is not a StorageClass name: %s", s.Storage.Class, m)
+			}
+		}
+		if st.AccessMode != "" {
+			s.Storage.AccessMode = corev1.PersistentVolumeAccessMode(st.AccessMode)
+		}
+	}
+	switch s.Storage.AccessMode {
+	case corev1.ReadWriteOnce, corev1.ReadWriteMany, corev1.ReadWriteOncePod:
+	default:
+		errs.add("spec.storage.accessMode", "%q is not supported; use ReadWriteOnce, ReadWriteMany or ReadWriteOncePod", s.Storage.AccessMode)
+	}
+	if !s.Model.pulled() {
+		return
+	}
+	if s.Storage.AccessMode != corev1.ReadWriteMany && s.MaxReplicas > 1 {
+		*warnings = append(*warnings, fmt.Sprintf("spec.storage.accessMode: %s volumes attach to one node, so of up to %d servers only those on that node can start; use ReadWriteMany for more than one replica across nodes", s.Storage.AccessMode, s.MaxReplicas))
+	}
+}
+
+func isFramework(f v1alpha1.Framework) bool {
+	return contains(v1alpha1.Frameworks, f)
+}
+
+func joinFrameworks() string {
+	names := make([]string, len(v1alpha1.Frameworks))
+	for i, f := range v1alpha1.Frameworks {
+		names[i] = string(f)
+	}
+	return strings.Join(names, ", ")
+}
+
+func contains[T comparable](list []T, v T) bool {
+	for _, x := range list {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+func ptrTo[T any](v T) *T { return &v }
+
+// shortHash is the first hashLength hex digits of the SHA-256 of v's JSON
+// form, which is deterministic (struct fields in order, map keys sorted).
+func shortHash(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		// Only values that cannot be JSON (channels, functions) fail, and
+		// callers pass API structs.
+		panic(fmt.Sprintf("cannot hash %T: %v", v, err))
+	}
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:])[:hashLength]
+}

@@ -1,0 +1,10 @@
+// Package v1beta1 holds the function's Input (group fn.inferno.io, version
+// v1beta1): the platform team's defaults and presets, set once in the
+// Composition and applied to every InferenceService.
+//
+// +kubebuilder:object:generate=true
+// +groupName=fn.inferno.io
+// +versionName=v1beta1
+package v1beta1
+
+//go:generate go run -modfile=../../tools/go.mod sigs.k8s.io/controller-tools/cmd/controller-gen object crd:crdVersions=v1 paths=. output:crd:artifacts:config=../../package/input

@@ -1,0 +1,181 @@
+package v1beta1
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Input is the platform team's configuration of function-inferno, given in
+// the Composition's pipeline step. Every field is optional: an empty Input
+// uses the built-in presets and defaults (see defaults.go), and each field
+// set here replaces the built-in value it names.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:storageversion
+// +kubebuilder:resource:categories=crossplane
+type Input struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// BuiltinPresets keeps the built-in runtime and puller presets under the
+	// ones given here. Set it to false to allow only the frameworks and URI
+	// schemes this Input describes in full. Defaults to true.
+	// +optional
+	BuiltinPresets *bool `json:"builtinPresets,omitempty"`
+
+	// Runtimes override the runtime presets, keyed by framework (vllm,
+	// triton, tgi, llamacpp, ollama, fake). Fields set here replace the
+	// built-in preset's; unset fields keep it.
+	// +optional
+	Runtimes map[string]RuntimePreset `json:"runtimes,omitempty"`
+
+	// Pullers override the puller presets, keyed by URI scheme (hf, s3, gs,
+	// http, https). Fields set here replace the built-in preset's.
+	// +optional
+	Pullers map[string]PullerPreset `json:"pullers,omitempty"`
+
+	// Storage is the default for the weights cache volume of claims that do
+	// not size it themselves.
+	// +optional
+	Storage *StorageDefaults `json:"storage,omitempty"`
+
+	// Resources are the default CPU and memory requests of a model server.
+	// +optional
+	Resources *ResourceDefaults `json:"resources,omitempty"`
+
+	// GPU says how GPUs are requested and where GPU servers may run.
+	// +optional
+	GPU *GPUSettings `json:"gpu,omitempty"`
+
+	// Namespace receives the composed objects of an XR that has no claim
+	// (and so no claim namespace). Without it such XRs are refused.
+	// +optional
+	// +kubebuilder:validation:MaxLength=63
+	Namespace string `json:"namespace,omitempty"`
+
+	// PullBackoffLimit is how many times a failed pull is retried before
+	// the pull Job, and the InferenceService, are marked Failed. Defaults to 3.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=20
+	PullBackoffLimit *int32 `json:"pullBackoffLimit,omitempty"`
+}
+
+// RuntimePreset is how one framework's model server runs.
+type RuntimePreset struct {
+	// Image of the model server, pinned by tag or digest.
+	// +optional
+	Image string `json:"image,omitempty"`
+
+	// Command replaces the image's entrypoint. Empty keeps it.
+	// +optional
+	Command []string `json:"command,omitempty"`
+
+	// Args of the server. $(MODEL_DIR), $(MODEL_NAME), $(MODEL_VERSION) and
+	// $(PORT) expand to the mounted weights, the claim's name, the model
+	// version and the port.
+	// +optional
+	Args []string `json:"args,omitempty"`
+
+	// Env adds environment variables to every server of this framework.
+	// +optional
+	Env []corev1.EnvVar `json:"env,omitempty"`
+
+	// Port the server listens on.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=65535
+	Port *int32 `json:"port,omitempty"`
+
+	// HealthPath is the HTTP path that answers 200 once the model is loaded.
+	// The start-up, readiness and liveness probes all use it.
+	// +optional
+	HealthPath string `json:"healthPath,omitempty"`
+
+	// StartupSeconds is how long a server may take to load its model before
+	// it is restarted. Large models take many minutes.
+	// +optional
+	// +kubebuilder:validation:Minimum=10
+	// +kubebuilder:validation:Maximum=86400
+	StartupSeconds *int32 `json:"startupSeconds,omitempty"`
+
+	// SharedMemory mounts a memory-backed /dev/shm, which runtimes that
+	// share tensors between processes (vLLM, TGI) need.
+	// +optional
+	SharedMemory *bool `json:"sharedMemory,omitempty"`
+
+	// ConcurrencyMetric is the Pods metric, as the cluster's custom metrics
+	// adapter serves it, that counts in-flight requests per server. Claims
+	// that set spec.autoscaling.targetConcurrency scale on it; a framework
+	// without one refuses such claims.
+	// +optional
+	ConcurrencyMetric string `json:"concurrencyMetric,omitempty"`
+}
+
+// PullerPreset is how weights are downloaded for one URI scheme.
+//
+// The command runs in the pull Job with these environment variables:
+// MODEL_URI (the whole URI), MODEL_SOURCE (the URI without its scheme),
+// MODEL_REVISION (may be empty) and TARGET_DIR (an empty or partly filled
+// directory on the cache volume). It must be idempotent: the built-in
+// commands exit at once when TARGET_DIR/.inferno-complete exists and write
+// that marker last.
+type PullerPreset struct {
+	// Image that has the download tool, pinned by tag or digest.
+	// +optional
+	Image string `json:"image,omitempty"`
+
+	// Command that downloads MODEL_SOURCE into TARGET_DIR.
+	// +optional
+	Command []string `json:"command,omitempty"`
+
+	// TokenEnv is the environment variable that receives the key named by
+	// a claim's spec.model.credentialsSecretRef.key.
+	// +optional
+	TokenEnv string `json:"tokenEnv,omitempty"`
+}
+
+// StorageDefaults are the cache volume defaults.
+type StorageDefaults struct {
+	// Size of the cache volume.
+	// +optional
+	Size *resource.Quantity `json:"size,omitempty"`
+
+	// StorageClassName of the cache volume. Empty uses the cluster default.
+	// +optional
+	StorageClassName string `json:"storageClassName,omitempty"`
+
+	// AccessMode of the cache volume.
+	// +optional
+	// +kubebuilder:validation:Enum=ReadWriteOnce;ReadWriteMany;ReadWriteOncePod
+	AccessMode string `json:"accessMode,omitempty"`
+}
+
+// ResourceDefaults are the default requests of a model server.
+type ResourceDefaults struct {
+	// CPU request.
+	// +optional
+	CPU *resource.Quantity `json:"cpu,omitempty"`
+
+	// Memory request and limit.
+	// +optional
+	Memory *resource.Quantity `json:"memory,omitempty"`
+}
+
+// GPUSettings say how GPUs are requested and scheduled.
+type GPUSettings struct {
+	// ResourceName is the extended resource that counts GPUs.
+	// Defaults to nvidia.com/gpu.
+	// +optional
+	ResourceName string `json:"resourceName,omitempty"`
+
+	// NodeSelector of pods that request GPUs.
+	// +optional
+	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
+
+	// Tolerations of pods that request GPUs. Defaults to tolerating the
+	// resource name's NoSchedule taint, as GPU node pools usually carry.
+	// +optional
+	Tolerations []corev1.Toleration `json:"tolerations,omitempty"`
+}

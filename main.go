@@ -1,0 +1,45 @@
+// Command function-inferno is a Crossplane composition function that turns
+// an InferenceService claim into the Kubernetes objects that serve a model.
+package main
+
+import (
+	"github.com/alecthomas/kong"
+	function "github.com/crossplane/function-sdk-go"
+	"google.golang.org/grpc/health"
+
+	"github.com/inferno-ai/function-inferno/fn"
+)
+
+// CLI is the function's command line: the flags Crossplane's package
+// runtime and `crossplane render` pass to every function.
+type CLI struct {
+	Debug bool `short:"d" help:"Emit debug logs in addition to info logs."`
+
+	Network            string `help:"Network on which to listen for gRPC connections." default:"tcp"`
+	Address            string `help:"Address at which to listen for gRPC connections." default:":9443"`
+	TLSCertsDir        string `help:"Directory containing server certs (tls.key, tls.crt) and the CA used to verify client certificates (ca.crt)." env:"TLS_SERVER_CERTS_DIR"`
+	Insecure           bool   `help:"Run without mTLS credentials. If you supply this flag --tls-certs-dir will be ignored."`
+	MaxRecvMessageSize int    `help:"Maximum size of received messages in MB." default:"4"`
+	MetricsAddress     string `help:"Address at which to serve Prometheus metrics; empty turns them off." default:":8080"`
+}
+
+// Run serves the function until the server fails.
+func (c *CLI) Run() error {
+	log, err := function.NewLogger(c.Debug)
+	if err != nil {
+		return err
+	}
+	return function.Serve(&fn.Function{Log: log},
+		function.Listen(c.Network, c.Address),
+		function.MTLSCertificates(c.TLSCertsDir),
+		function.Insecure(c.Insecure),
+		function.MaxRecvMessageSize(c.MaxRecvMessageSize*1024*1024),
+		function.WithHealthServer(health.NewServer()),
+		function.WithMetricsServer(c.MetricsAddress),
+	)
+}
+
+func main() {
+	ctx := kong.Parse(&CLI{}, kong.Description("function-inferno: serve AI models on Kubernetes from one InferenceService claim."))
+	ctx.FatalIfErrorf(ctx.Run())
+}
