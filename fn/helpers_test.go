@@ -164,5 +164,3 @@ func observedFrom(t testing.TB, rsp *fnv1.RunFunctionResponse, name string, stat
 func readiness(rsp *fnv1.RunFunctionResponse, name string) fnv1.Ready {
 	return rsp.GetDesired().GetResources()[name].GetReady()
 }
-
-

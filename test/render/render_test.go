@@ -167,4 +167,3 @@ func buildFunction(t *testing.T) string {
 	}
 	return out
 }
-
