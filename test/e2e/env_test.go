@@ -1,0 +1,244 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/inferno-ai/function-inferno/test/e2e/controlplane"
+	"github.com/inferno-ai/function-inferno/test/e2e/crossplanecore"
+	"github.com/inferno-ai/function-inferno/test/e2e/fnpackage"
+	"github.com/inferno-ai/function-inferno/test/e2e/kube"
+)
+
+// Names the test gives things in the cluster.
+const (
+	// FakeNodeName is the kwok-managed GPU node every pod lands on.
+	FakeNodeName = "gpu-node-1"
+	// StorageClassName is the default class: WaitForFirstConsumer, served
+	// by kwok's stand-in provisioner.
+	StorageClassName = "local-path"
+	// StandinFunctionName is the Function of testdata/standin.
+	StandinFunctionName = "function-standin"
+	// RealFunctionName is the Function the real Composition references.
+	RealFunctionName = "function-inferno"
+)
+
+type environment struct {
+	workDir   string
+	cp        *controlplane.ControlPlane
+	admin     *kube.Client
+	core      *crossplanecore.Core
+	registry  *fnpackage.Registry
+	setupTime time.Duration
+	summary   *summary
+	// functions maps a Function name to its runner, for the fault scenario.
+	functions map[string]*fnpackage.Runner
+	// mode is "real" or "standin".
+	mode string
+}
+
+func (e *environment) logDir() string { return filepath.Join(e.workDir, "logs") }
+
+func setUp(ctx context.Context) (*environment, error) {
+	start := time.Now()
+	e := &environment{summary: &summary{}, functions: map[string]*fnpackage.Runner{}}
+	e.workDir = filepath.Join(repoRoot(), "test", "e2e", "_work", "run")
+	// One run's leftovers at a time: a failed run's logs stay until the
+	// next run starts.
+	if err := os.RemoveAll(e.workDir); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(e.logDir(), 0o755); err != nil {
+		return nil, err
+	}
+	e.mode = *flagFunction
+	if e.mode == "auto" {
+		e.mode = "standin"
+		if realFunctionPresent() {
+			e.mode = "real"
+		}
+	}
+
+	testdata, err := filepath.Abs("testdata")
+	if err != nil {
+		return nil, err
+	}
+	e.cp, err = controlplane.Start(ctx, controlplane.Options{
+		Binaries: controlplane.BinariesIn(binDir()),
+		WorkDir:  e.workDir,
+		KwokConfigs: []string{
+			filepath.Join(testdata, "kwok", "node.yaml"),
+			filepath.Join(testdata, "kwok", "pod.yaml"),
+			filepath.Join(testdata, "kwok", "volume.yaml"),
+		},
+	})
+	if err != nil {
+		return e, err
+	}
+	adminCfg, err := e.cp.RESTConfig(controlplane.Admin)
+	if err != nil {
+		return e, err
+	}
+	if e.admin, err = kube.NewClient(adminCfg); err != nil {
+		return e, err
+	}
+	if err := e.createFakeNode(ctx); err != nil {
+		return e, err
+	}
+	if err := e.createStorageClass(ctx); err != nil {
+		return e, err
+	}
+
+	moduleDir, err := crossplanecore.ModuleDir(ctx, filepath.Join(repoRoot(), "tools", "e2e", "crossplane"))
+	if err != nil {
+		return e, err
+	}
+	e.core, err = crossplanecore.Install(ctx, e.cp, e.admin, crossplanecore.Options{
+		Binary:    filepath.Join(binDir(), "crossplane-core"),
+		ModuleDir: moduleDir,
+		WorkDir:   e.workDir,
+	})
+	if err != nil {
+		return e, err
+	}
+
+	regLog, err := os.Create(filepath.Join(e.logDir(), "registry.log"))
+	if err != nil {
+		return e, err
+	}
+	if e.registry, err = fnpackage.StartRegistry(regLog); err != nil {
+		return e, err
+	}
+	e.setupTime = time.Since(start)
+	return e, nil
+}
+
+func (e *environment) tearDown() {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if e.registry != nil {
+		_ = e.registry.Stop(ctx)
+	}
+	if e.cp != nil {
+		e.cp.Stop()
+	}
+	if !*flagKeep {
+		// Keep the logs (small, and what one reads after a failure); drop
+		// etcd's data and the build products.
+		for _, d := range []string{"etcd", "xpkg-cache", "function", "runtime.tar", "function.xpkg"} {
+			_ = os.RemoveAll(filepath.Join(e.workDir, d))
+		}
+	}
+}
+
+// createFakeNode registers the node kwok manages: 8 GPUs, plenty of CPU
+// and memory, no taints, so the function's pods schedule as they would on
+// a real GPU node.
+func (e *environment) createFakeNode(ctx context.Context) error {
+	res := corev1.ResourceList{
+		corev1.ResourceCPU:    resource.MustParse("64"),
+		corev1.ResourceMemory: resource.MustParse("512Gi"),
+		corev1.ResourcePods:   resource.MustParse("500"),
+		"nvidia.com/gpu":      resource.MustParse("8"),
+	}
+	node := &corev1.Node{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:        FakeNodeName,
+			Annotations: map[string]string{"kwok.x-k8s.io/node": "fake", "node.alpha.kubernetes.io/ttl": "0"},
+			Labels: map[string]string{
+				"kubernetes.io/hostname": FakeNodeName,
+				"kubernetes.io/os":       "linux",
+				"kubernetes.io/arch":     "amd64",
+				"type":                   "kwok",
+				"nvidia.com/gpu.present": "true",
+				"node.kubernetes.io/exclude-from-external-load-balancers": "true",
+			},
+		},
+		Status: corev1.NodeStatus{Allocatable: res, Capacity: res},
+	}
+	if _, err := e.admin.Typed.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("create fake node: %w", err)
+	}
+	return kube.Eventually(ctx, 60*time.Second, 200*time.Millisecond, "fake node Ready (kwok)", func(ctx context.Context) (bool, string, error) {
+		n, err := e.admin.Typed.CoreV1().Nodes().Get(ctx, FakeNodeName, metav1.GetOptions{})
+		if err != nil {
+			return false, "", err
+		}
+		for _, c := range n.Status.Conditions {
+			if c.Type == corev1.NodeReady {
+				gpus := n.Status.Allocatable["nvidia.com/gpu"]
+				return c.Status == corev1.ConditionTrue && gpus.Value() == 8, fmt.Sprintf("Ready=%s gpus=%s", c.Status, gpus.String()), nil
+			}
+		}
+		return false, "no Ready condition yet", nil
+	})
+}
+
+// createStorageClass makes the default StorageClass. Its provisioner is the
+// kwok Stage in testdata/kwok/volume.yaml; WaitForFirstConsumer as most
+// node-local classes (local-path) are, so a PVC stays Pending until the
+// pull Job's pod is scheduled.
+func (e *environment) createStorageClass(ctx context.Context) error {
+	mode := storagev1.VolumeBindingWaitForFirstConsumer
+	reclaim := corev1.PersistentVolumeReclaimDelete
+	sc := &storagev1.StorageClass{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:        StorageClassName,
+			Annotations: map[string]string{"storageclass.kubernetes.io/is-default-class": "true"},
+		},
+		Provisioner:       "kwok.x-k8s.io/volume",
+		ReclaimPolicy:     &reclaim,
+		VolumeBindingMode: &mode,
+	}
+	if _, err := e.admin.Typed.StorageV1().StorageClasses().Create(ctx, sc, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("create storage class: %w", err)
+	}
+	return nil
+}
+
+// createTeamNamespace makes an app team's namespace with Pod Security
+// "restricted" enforced (the ReplicaSet controller's pods are refused if
+// the template breaks it), warned (warnings to the client) and audited
+// (annotations in the audit log, which the security scenario reads).
+func (e *environment) createTeamNamespace(ctx context.Context, name string) error {
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{
+		"pod-security.kubernetes.io/enforce":         "restricted",
+		"pod-security.kubernetes.io/enforce-version": "latest",
+		"pod-security.kubernetes.io/warn":            "restricted",
+		"pod-security.kubernetes.io/warn-version":    "latest",
+		"pod-security.kubernetes.io/audit":           "restricted",
+		"pod-security.kubernetes.io/audit-version":   "latest",
+	}}}
+	if _, err := e.admin.Typed.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return err
+	}
+	// Pods need the namespace's default ServiceAccount, which the
+	// controller manager creates; wait so the first ReplicaSet sync does
+	// not back off on its absence.
+	return kube.Eventually(ctx, 30*time.Second, 100*time.Millisecond, "default ServiceAccount in "+name, func(ctx context.Context) (bool, string, error) {
+		_, err := e.admin.Typed.CoreV1().ServiceAccounts(name).Get(ctx, "default", metav1.GetOptions{})
+		return err == nil, "", err
+	})
+}
+
+// realFunctionPresent says whether the repository has the real function and
+// its package yet.
+func realFunctionPresent() bool {
+	for _, p := range []string{"main.go", "package/crossplane.yaml", "apis/xrd.yaml", "apis/composition.yaml"} {
+		if _, err := os.Stat(filepath.Join(repoRoot(), p)); err != nil {
+			return false
+		}
+	}
+	return true
+}
