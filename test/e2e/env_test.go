@@ -147,9 +147,11 @@ func (e *environment) tearDown() {
 // a real GPU node.
 func (e *environment) createFakeNode(ctx context.Context) error {
 	res := corev1.ResourceList{
-		corev1.ResourceCPU:    resource.MustParse("64"),
-		corev1.ResourceMemory: resource.MustParse("512Gi"),
-		corev1.ResourcePods:   resource.MustParse("500"),
+		// Room for the stress scenario's hundreds of pods; the GPUs are
+		// the scarce resource, as on a real node.
+		corev1.ResourceCPU:    resource.MustParse("1000"),
+		corev1.ResourceMemory: resource.MustParse("4Ti"),
+		corev1.ResourcePods:   resource.MustParse("1000"),
 		"nvidia.com/gpu":      resource.MustParse("8"),
 	}
 	node := &corev1.Node{

@@ -124,7 +124,7 @@ func TestStandin(t *testing.T) {
 // moduleDir), packages it with packageRoot, pushes it to the test registry
 // and installs it as Function name, then runs it as the External runtime
 // would. It fails the test on error.
-func installFunction(ctx context.Context, t *testing.T, name, moduleDir, pkg, packageRoot, examplesRoot string) *fnpackage.Runner {
+func installFunction(ctx context.Context, t *testing.T, name, moduleDir, pkg, packageRoot, examplesRoot string, extraArgs ...string) *fnpackage.Runner {
 	t.Helper()
 	work := filepath.Join(env.workDir, name)
 	built, err := fnpackage.BuildAndPush(ctx, fnpackage.BuildOptions{
@@ -148,7 +148,7 @@ func installFunction(ctx context.Context, t *testing.T, name, moduleDir, pkg, pa
 		t.Errorf("runtime image config: user %q entrypoint %q, want %q [/function]", cfg.Config.User, cfg.Config.Entrypoint, fnpackage.RuntimeUser)
 	}
 	r, err := fnpackage.Install(ctx, env.cp, env.admin, fnpackage.InstallOptions{
-		Name: name, Ref: built.Ref, Binary: built.Binary, WorkDir: work, Debug: *flagDebug,
+		Name: name, Ref: built.Ref, Binary: built.Binary, WorkDir: work, Debug: *flagDebug, ExtraArgs: extraArgs,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -94,6 +94,8 @@ type Runner struct {
 	CertsDir string
 	Port     int
 	Debug    bool
+	// ExtraArgs are appended to the function's command line.
+	ExtraArgs []string
 
 	cp      *controlplane.ControlPlane
 	process *controlplane.Process
@@ -111,6 +113,9 @@ type InstallOptions struct {
 	Binary  string
 	WorkDir string
 	Debug   bool
+	// ExtraArgs are appended to the function's command line, e.g. to move
+	// its metrics server off the default :8080.
+	ExtraArgs []string
 }
 
 // Install applies the Function, waits for Crossplane to unpack it into a
@@ -153,7 +158,7 @@ func Install(ctx context.Context, cp *controlplane.ControlPlane, admin *kube.Cli
 	if err != nil {
 		return nil, err
 	}
-	r := &Runner{Name: o.Name, Binary: o.Binary, CertsDir: filepath.Join(o.WorkDir, "tls-"+o.Name), Port: port, Debug: o.Debug, cp: cp}
+	r := &Runner{Name: o.Name, Binary: o.Binary, CertsDir: filepath.Join(o.WorkDir, "tls-"+o.Name), Port: port, Debug: o.Debug, ExtraArgs: o.ExtraArgs, cp: cp}
 	secretName := o.Name + "-tls-server"
 	if err := r.writeServerCert(ctx, admin, secretName); err != nil {
 		return nil, err
@@ -240,6 +245,7 @@ func (r *Runner) Start(ctx context.Context) error {
 	if r.Debug {
 		args = append(args, "--debug")
 	}
+	args = append(args, r.ExtraArgs...)
 	p, err := r.cp.StartProcess(r.Name, r.Binary, args)
 	if err != nil {
 		return err
