@@ -30,11 +30,10 @@ const (
 
 func main() {
 	controllerGen := flag.String("controller-gen", "bin/controller-gen", "Path to the controller-gen binary.")
-	apis := flag.String("apis", "./apis/...", "Package pattern of the API types.")
 	out := flag.String("out", "apis", "Directory to write xrd.yaml and composition.yaml into.")
 	flag.Parse()
 
-	files, err := generate(*controllerGen, *apis)
+	files, err := generate(*controllerGen, ".")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
@@ -47,16 +46,17 @@ func main() {
 	}
 }
 
-// generate runs controller-gen on the API types and returns the generated
-// files by name.
-func generate(controllerGen, apis string) (map[string][]byte, error) {
+// generate runs controller-gen on the API types of the repository at root
+// and returns the generated files by name.
+func generate(controllerGen, root string) (map[string][]byte, error) {
 	dir, err := os.MkdirTemp("", "inferno-crd-")
 	if err != nil {
 		return nil, err
 	}
 	defer os.RemoveAll(dir) //nolint:errcheck // A temporary directory.
 
-	cmd := exec.Command(controllerGen, "crd:crdVersions=v1", "paths="+apis, "output:crd:artifacts:config="+dir)
+	cmd := exec.Command(controllerGen, "crd:crdVersions=v1", "paths=./apis/...", "output:crd:artifacts:config="+dir)
+	cmd.Dir = root
 	if b, err := cmd.CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("controller-gen failed: %w\n%s", err, b)
 	}

@@ -6,5 +6,3 @@
 // +groupName=fn.inferno.io
 // +versionName=v1beta1
 package v1beta1
-
-//go:generate go run -modfile=../../tools/go.mod sigs.k8s.io/controller-tools/cmd/controller-gen object crd:crdVersions=v1 paths=. output:crd:artifacts:config=../../package/input

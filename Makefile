@@ -1,0 +1,69 @@
+# function-inferno. `make help` lists the targets.
+#
+# Every tool is built from a module pinned in tools/go.mod (crossplane CLI
+# v2.2.1, controller-gen v0.20.0) into bin/, once; bin/ is gitignored.
+
+SHELL := /usr/bin/env bash
+.SHELLFLAGS := -euo pipefail -c
+
+BIN           := bin
+FUNCTION      := $(BIN)/function-inferno
+CROSSPLANE    := $(BIN)/crossplane
+CONTROLLER_GEN := $(BIN)/controller-gen
+GO_SOURCES    := $(shell find . -name '*.go' -not -path './test/e2e/*' -not -path './tools/*') go.mod go.sum
+
+# STAGE selects the observed resources `make render` uses: pulling, failed,
+# starting, serving or degraded. Empty renders a fresh claim.
+STAGE ?=
+# Flags for `go test` in `make test`.
+TEST_FLAGS ?= -race -count=1
+
+.PHONY: help
+help: ## Show this help.
+	@grep -hE '^[a-z][a-z0-9-]*:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
+
+.PHONY: tools
+tools: $(CROSSPLANE) $(CONTROLLER_GEN) ## Build the pinned crossplane CLI and controller-gen into bin/.
+
+$(CROSSPLANE): tools/go.mod
+	@mkdir -p $(BIN)
+	@echo "building the crossplane CLI $$(awk '/crossplane\/crossplane\/v2 /{print $$2}' tools/go.mod) (5-10 minutes the first time)"
+	cd tools && go build -o ../$@ github.com/crossplane/crossplane/v2/cmd/crank
+
+$(CONTROLLER_GEN): tools/go.mod
+	@mkdir -p $(BIN)
+	cd tools && go build -o ../$@ sigs.k8s.io/controller-tools/cmd/controller-gen
+
+.PHONY: generate
+generate: $(CONTROLLER_GEN) ## Regenerate deepcopy code, the Input CRD, the XRD and the Composition.
+	$(CONTROLLER_GEN) object paths=./apis/... paths=./input/...
+	$(CONTROLLER_GEN) crd:crdVersions=v1 paths=./input/... output:crd:artifacts:config=package/input
+	go run ./apis/generate -controller-gen=$(CONTROLLER_GEN) -out=apis
+
+.PHONY: build
+build: $(FUNCTION) ## Build the function binary.
+
+$(FUNCTION): $(GO_SOURCES)
+	@mkdir -p $(BIN)
+	CGO_ENABLED=0 go build -trimpath -o $@ .
+
+.PHONY: test
+test: tools ## Run vet, the unit, golden and generated-file tests and the crossplane render tests.
+	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	  if [ -n "$$unformatted" ]; then echo "gofmt would change:"; echo "$$unformatted"; exit 1; fi
+	go vet ./...
+	CROSSPLANE_CLI=$(abspath $(CROSSPLANE)) CONTROLLER_GEN=$(abspath $(CONTROLLER_GEN)) go test $(TEST_FLAGS) ./...
+
+.PHONY: render
+render: $(FUNCTION) $(CROSSPLANE) ## Render examples/xr.yaml with the real crossplane CLI (STAGE=pulling|failed|starting|serving|degraded).
+	@go run ./test/render/cmd/render -function=$(FUNCTION) -crossplane=$(CROSSPLANE) -stage=$(STAGE)
+
+.PHONY: golden
+golden: ## Rewrite the golden files and examples/observed after an intended change.
+	go test ./fn -run TestGolden -update
+
+.PHONY: clean
+clean: ## Remove built binaries (the pinned tools too).
+	rm -rf $(BIN)
+
+-include test/e2e/e2e.mk
