@@ -1,0 +1,299 @@
+package load
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/protobuf/types/known/structpb"
+	"sigs.k8s.io/yaml"
+)
+
+// Server is a function server process on a loopback port, with mTLS.
+type Server struct {
+	Name    string
+	Address string
+	cmd     *exec.Cmd
+	logs    bytes.Buffer
+}
+
+// StartServer starts binary with --tls-certs-dir on a free loopback port
+// and waits until it accepts connections.
+func StartServer(name, binary string, pki *PKI, extraArgs ...string) (*Server, error) {
+	dir, err := os.MkdirTemp("", "inferno-load-")
+	if err != nil {
+		return nil, err
+	}
+	if err := pki.WriteServerCerts(dir); err != nil {
+		return nil, err
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	addr := l.Addr().String()
+	_ = l.Close()
+
+	s := &Server{Name: name, Address: addr}
+	args := append([]string{"--address=" + addr, "--tls-certs-dir=" + dir}, extraArgs...)
+	s.cmd = exec.Command(binary, args...)
+	s.cmd.Stdout, s.cmd.Stderr = &s.logs, &s.logs
+	if err := s.cmd.Start(); err != nil {
+		return nil, fmt.Errorf("cannot start %s: %w", binary, err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		c, err := net.DialTimeout("tcp", addr, time.Second)
+		if err == nil {
+			_ = c.Close()
+			return s, nil
+		}
+		if time.Now().After(deadline) {
+			s.Stop()
+			return nil, fmt.Errorf("%s did not listen on %s: %w\n%s", name, addr, err, s.logs.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// PeakRSS is the process's peak resident set size (VmHWM), in bytes.
+func (s *Server) PeakRSS() (int64, error) {
+	f, err := os.Open(filepath.Join("/proc", strconv.Itoa(s.cmd.Process.Pid), "status"))
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close() //nolint:errcheck // Read only.
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if rest, ok := strings.CutPrefix(sc.Text(), "VmHWM:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+			return kb * 1024, err
+		}
+	}
+	return 0, fmt.Errorf("no VmHWM in /proc/%d/status", s.cmd.Process.Pid)
+}
+
+// Stop ends the server.
+func (s *Server) Stop() {
+	if s.cmd.Process != nil {
+		_ = s.cmd.Process.Kill()
+		_ = s.cmd.Wait()
+	}
+}
+
+// Client is a gRPC connection to a function server.
+type Client struct {
+	conn *grpc.ClientConn
+	fn   fnv1.FunctionRunnerServiceClient
+}
+
+// Dial connects to a server with the PKI's client certificate.
+func Dial(addr string, pki *PKI) (*Client, error) {
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(credentials.NewTLS(pki.ClientTLS())))
+	if err != nil {
+		return nil, err
+	}
+	return &Client{conn: conn, fn: fnv1.NewFunctionRunnerServiceClient(conn)}, nil
+}
+
+// Close closes the connection.
+func (c *Client) Close() error { return c.conn.Close() }
+
+// Call sends one request and checks the answer carries no Fatal result.
+func (c *Client) Call(ctx context.Context, req *fnv1.RunFunctionRequest) error {
+	rsp, err := c.fn.RunFunction(ctx, req)
+	if err != nil {
+		return err
+	}
+	for _, r := range rsp.GetResults() {
+		if r.GetSeverity() == fnv1.Severity_SEVERITY_FATAL {
+			return fmt.Errorf("fatal result: %s", r.GetMessage())
+		}
+	}
+	return nil
+}
+
+// Result is what one measurement saw.
+type Result struct {
+	Requests   int
+	Errors     int
+	FirstError error
+	Duration   time.Duration
+	Latencies  []time.Duration // sorted
+}
+
+// Throughput is requests answered per second.
+func (r Result) Throughput() float64 { return float64(r.Requests) / r.Duration.Seconds() }
+
+// Percentile returns the p-th percentile latency (0 < p <= 100).
+func (r Result) Percentile(p float64) time.Duration {
+	if len(r.Latencies) == 0 {
+		return 0
+	}
+	i := int(float64(len(r.Latencies))*p/100+0.5) - 1
+	return r.Latencies[min(max(i, 0), len(r.Latencies)-1)]
+}
+
+// Saturate sends requests back to back from concurrency workers for d and
+// reports the throughput: the most the server answers on this machine.
+func Saturate(ctx context.Context, c *Client, req *fnv1.RunFunctionRequest, concurrency int, d time.Duration) Result {
+	var (
+		mu  sync.Mutex
+		res Result
+		wg  sync.WaitGroup
+	)
+	end := time.Now().Add(d)
+	start := time.Now()
+	for range concurrency {
+		wg.Go(func() {
+			var lat []time.Duration
+			var errs int
+			var first error
+			for time.Now().Before(end) {
+				t0 := time.Now()
+				if err := c.Call(ctx, req); err != nil {
+					errs++
+					if first == nil {
+						first = err
+					}
+					continue
+				}
+				lat = append(lat, time.Since(t0))
+			}
+			mu.Lock()
+			res.Latencies = append(res.Latencies, lat...)
+			res.Errors += errs
+			if res.FirstError == nil {
+				res.FirstError = first
+			}
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	res.Duration = time.Since(start)
+	res.Requests = len(res.Latencies)
+	slices.Sort(res.Latencies)
+	return res
+}
+
+// FixedRate sends rate requests per second for d, each on schedule whether
+// or not earlier ones have been answered (an open loop, so a slow answer
+// cannot hide the queueing it causes), and measures each latency from its
+// scheduled start.
+func FixedRate(ctx context.Context, c *Client, req *fnv1.RunFunctionRequest, rate int, d time.Duration) Result {
+	n := int(d.Seconds() * float64(rate))
+	interval := time.Second / time.Duration(rate)
+	lat := make([]time.Duration, n)
+	var errs atomic.Int64
+	var first atomic.Value
+	var wg sync.WaitGroup
+	start := time.Now()
+	for i := range n {
+		due := start.Add(time.Duration(i) * interval)
+		time.Sleep(time.Until(due))
+		wg.Go(func() {
+			if err := c.Call(ctx, req); err != nil {
+				errs.Add(1)
+				first.CompareAndSwap(nil, err)
+				lat[i] = -1
+				return
+			}
+			lat[i] = time.Since(due)
+		})
+	}
+	wg.Wait()
+	res := Result{Duration: time.Since(start), Errors: int(errs.Load())}
+	if e, ok := first.Load().(error); ok {
+		res.FirstError = e
+	}
+	for _, l := range lat {
+		if l >= 0 {
+			res.Latencies = append(res.Latencies, l)
+		}
+	}
+	res.Requests = len(res.Latencies)
+	slices.Sort(res.Latencies)
+	return res
+}
+
+// Request builds a RunFunctionRequest from an XR file, an optional observed
+// resources file (multi-document YAML) and the Composition file's Input.
+func Request(xrPath, observedPath, compositionPath string) (*fnv1.RunFunctionRequest, error) {
+	xr, err := readDocs(xrPath)
+	if err != nil {
+		return nil, err
+	}
+	comp, err := readDocs(compositionPath)
+	if err != nil {
+		return nil, err
+	}
+	req := &fnv1.RunFunctionRequest{Meta: &fnv1.RequestMeta{Tag: "load"}, Observed: &fnv1.State{}}
+	if req.Observed.Composite, err = asResource(xr[0]); err != nil {
+		return nil, err
+	}
+	spec, _ := comp[0]["spec"].(map[string]any)
+	steps, _ := spec["pipeline"].([]any)
+	if len(steps) > 0 {
+		if in, ok := steps[0].(map[string]any)["input"].(map[string]any); ok {
+			if req.Input, err = structpb.NewStruct(in); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if observedPath != "" {
+		docs, err := readDocs(observedPath)
+		if err != nil {
+			return nil, err
+		}
+		req.Observed.Resources = map[string]*fnv1.Resource{}
+		for _, d := range docs {
+			meta, _ := d["metadata"].(map[string]any)
+			ann, _ := meta["annotations"].(map[string]any)
+			name, _ := ann["crossplane.io/composition-resource-name"].(string)
+			if req.Observed.Resources[name], err = asResource(d); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return req, nil
+}
+
+func asResource(m map[string]any) (*fnv1.Resource, error) {
+	s, err := structpb.NewStruct(m)
+	return &fnv1.Resource{Resource: s}, err
+}
+
+func readDocs(path string) ([]map[string]any, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var out []map[string]any
+	for _, doc := range strings.Split(string(b), "\n---") {
+		m := map[string]any{}
+		if err := yaml.Unmarshal([]byte(strings.TrimPrefix(doc, "---")), &m); err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		if len(m) > 0 {
+			out = append(out, m)
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%s: no YAML documents", path)
+	}
+	return out, nil
+}
