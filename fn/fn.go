@@ -15,8 +15,6 @@ import (
 	"github.com/crossplane/function-sdk-go/resource"
 	"github.com/crossplane/function-sdk-go/response"
 	"k8s.io/apimachinery/pkg/runtime"
-
-	"github.com/inferno-ai/function-inferno/input/v1beta1"
 )
 
 // Function renders InferenceServices. It holds no state between calls:
@@ -33,9 +31,9 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 	rsp := response.To(req, response.DefaultTTL)
 	log := f.logger()
 
-	in := &v1beta1.Input{}
-	if err := request.GetInput(req, in); err != nil {
-		fatal(rsp, fmt.Errorf("input: the Composition's function Input is invalid: %w", err))
+	in, err := decodeInput(req.GetInput())
+	if err != nil {
+		fatal(rsp, err)
 		return rsp, nil
 	}
 	oxr, err := request.GetObservedCompositeResource(req)

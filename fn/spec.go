@@ -1,6 +1,7 @@
 package fn
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -10,6 +11,7 @@ import (
 	"regexp"
 	"strings"
 
+	"google.golang.org/protobuf/types/known/structpb"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -152,6 +154,30 @@ func decodeXR(obj map[string]any) (*v1alpha1.XInferenceService, error) {
 	return xr, nil
 }
 
+// decodeInput decodes the Composition's Input strictly, so that a
+// misspelt field is refused rather than silently ignored, with errors that
+// name the field and always read the same.
+func decodeInput(input *structpb.Struct) (*v1beta1.Input, error) {
+	in := &v1beta1.Input{}
+	if input == nil {
+		return in, nil
+	}
+	b, err := json.Marshal(input.AsMap())
+	if err != nil {
+		return nil, fmt.Errorf("input: cannot encode the Composition's function Input: %w", err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(in); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) && te.Field != "" {
+			return nil, fmt.Errorf("input.%s: must be %s, not %s; check the Composition's function Input against its schema", te.Field, jsonKind(te.Type.Kind().String()), te.Value)
+		}
+		return nil, fmt.Errorf("input: the Composition's function Input is invalid: %s; check the Composition's function Input against its schema", strings.TrimPrefix(err.Error(), "json: "))
+	}
+	return in, nil
+}
+
 func checkQuantity(v any) error {
 	switch q := v.(type) {
 	case string:
@@ -238,6 +264,9 @@ func resolve(xr *v1alpha1.XInferenceService, in *v1beta1.Input) (*service, []str
 	resolveResources(s, spec.Resources, in, &errs, &warnings)
 	resolveStorage(s, spec.Storage, in, &errs, &warnings)
 	s.Backoff = in.BackoffLimit()
+	if s.Backoff < 0 || s.Backoff > 20 {
+		errs.add("input.pullBackoffLimit", "%d is out of range; use 0 to 20", s.Backoff)
+	}
 
 	if err := errs.err(); err != nil {
 		return nil, nil, err
@@ -407,7 +436,8 @@ func checkRuntime(fw v1alpha1.Framework, rt v1beta1.RuntimePreset, sv *v1alpha1.
 	}
 	if rt.Port == nil {
 		errs.add(field+".port", "is not set; the Composition's Input must give the %s runtime a port (or set spec.serve.port)", fw)
-	} else if p := *rt.Port; p < 1 || p > 65535 {
+	} else if p := *rt.Port; (p < 1 || p > 65535) && (sv == nil || sv.Port == nil) {
+		// A bad spec.serve.port is reported as the claim's, above.
 		errs.add(field+".port", "%d is out of range; use a port from 1 to 65535", p)
 	}
 	if rt.HealthPath == "" || rt.HealthPath[0] != '/' {
@@ -440,10 +470,10 @@ func resolveReplicas(s *service, spec v1alpha1.InferenceServiceSpec, errs *field
 	if s.MinReplicas < 0 {
 		errs.add("spec.replicas.min", "%d is negative; use 0 or more", s.MinReplicas)
 	}
-	if s.MaxReplicas == 0 {
+	if spec.Replicas == nil || spec.Replicas.Max == nil {
 		s.MaxReplicas = max(s.MinReplicas, 1)
-	} else if s.MaxReplicas < 0 {
-		errs.add("spec.replicas.max", "%d is negative; use 1 or more", s.MaxReplicas)
+	} else if s.MaxReplicas < 1 {
+		errs.add("spec.replicas.max", "%d is less than 1; use 1 or more, or leave it out to default to min", s.MaxReplicas)
 	}
 	if s.MaxReplicas < s.MinReplicas && s.MaxReplicas > 0 {
 		errs.add("spec.replicas", "min (%d) exceeds max (%d); raise max or lower min", s.MinReplicas, s.MaxReplicas)
@@ -543,7 +573,11 @@ func resolveStorage(s *service, st *v1alpha1.StorageSpec, in *v1beta1.Input, err
 	switch s.Storage.AccessMode {
 	case corev1.ReadWriteOnce, corev1.ReadWriteMany, corev1.ReadWriteOncePod:
 	default:
-		errs.add("spec.storage.accessMode", "%q is not supported; use ReadWriteOnce, ReadWriteMany or ReadWriteOncePod", s.Storage.AccessMode)
+		field := "input.storage.accessMode"
+		if st != nil && st.AccessMode != "" {
+			field = "spec.storage.accessMode"
+		}
+		errs.add(field, "%q is not supported; use ReadWriteOnce, ReadWriteMany or ReadWriteOncePod", s.Storage.AccessMode)
 	}
 	if !s.Model.pulled() {
 		return
