@@ -1,0 +1,221 @@
+package fn
+
+import (
+	"strings"
+	"testing"
+
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"github.com/google/go-cmp/cmp"
+)
+
+// TestBadInput is the catalogue of inputs the function refuses: each is an
+// XR (testXR with one mutation) and/or an Input, the field path the Fatal
+// message must name, and the fix it must suggest. A Fatal result targets
+// the composite and the claim, and no composed resource is returned.
+func TestBadInput(t *testing.T) {
+	set := func(value any, path ...string) func(map[string]any) {
+		return func(xr map[string]any) { setPath(xr, value, path...) }
+	}
+	model := func(field string, value any) func(map[string]any) { return set(value, "spec", "model", field) }
+	both := func(edits ...func(map[string]any)) func(map[string]any) {
+		return func(xr map[string]any) {
+			for _, e := range edits {
+				e(xr)
+			}
+		}
+	}
+	// onlyPresets is an Input that turns the built-in presets off and
+	// describes the vllm runtime and the hf puller in full, less what a
+	// case leaves out.
+	onlyPresets := func(runtime, puller map[string]any) map[string]any {
+		rt := map[string]any{"image": "registry.local/vllm:1", "port": 8000, "healthPath": "/health", "startupSeconds": 600}
+		for k, v := range runtime {
+			if v == nil {
+				delete(rt, k)
+			} else {
+				rt[k] = v
+			}
+		}
+		p := map[string]any{"image": "registry.local/hf:1", "command": []any{"/bin/sh", "-c", "true"}}
+		for k, v := range puller {
+			if v == nil {
+				delete(p, k)
+			} else {
+				p[k] = v
+			}
+		}
+		return map[string]any{"builtinPresets": false, "runtimes": map[string]any{"vllm": rt}, "pullers": map[string]any{"hf": p}}
+	}
+	long := "l" + strings.Repeat("o", maxNameLength) // maxNameLength+1 characters
+
+	cases := map[string]struct {
+		xr    func(map[string]any)
+		input map[string]any
+		field string // the field path the message names
+		fix   string // a fragment of the fix it suggests
+	}{
+		// Enums.
+		"FrameworkUnknown":       {xr: model("framework", "pytorch"), field: "spec.model.framework", fix: "use one of vllm, triton, tgi, llamacpp, ollama, fake"},
+		"FrameworkWrongCase":     {xr: model("framework", "VLLM"), field: "spec.model.framework", fix: "use one of vllm"},
+		"AccessModeUnknown":      {xr: set("ReadOnlyMany", "spec", "storage", "accessMode"), field: "spec.storage.accessMode", fix: "use ReadWriteOnce, ReadWriteMany or ReadWriteOncePod"},
+		"InputAccessModeUnknown": {input: map[string]any{"storage": map[string]any{"accessMode": "RWX"}}, field: "input.storage.accessMode", fix: "use ReadWriteOnce, ReadWriteMany or ReadWriteOncePod"},
+
+		// Counts: min > max, negative, zero.
+		"MinAboveMax":          {xr: set(map[string]any{"min": 4, "max": 2}, "spec", "replicas"), field: "spec.replicas", fix: "raise max or lower min"},
+		"MinNegative":          {xr: set(map[string]any{"min": -1}, "spec", "replicas"), field: "spec.replicas.min", fix: "use 0 or more"},
+		"MaxNegative":          {xr: set(map[string]any{"max": -3}, "spec", "replicas"), field: "spec.replicas.max", fix: "use 1 or more"},
+		"MaxZero":              {xr: set(map[string]any{"min": 1, "max": 0}, "spec", "replicas"), field: "spec.replicas.max", fix: "use 1 or more"},
+		"ReplicasOverLimit":    {xr: set(map[string]any{"min": 1, "max": 5000}, "spec", "replicas"), field: "spec.replicas", fix: "at most 1000 servers"},
+		"GPUNegative":          {xr: set(-1, "spec", "resources", "gpu"), field: "spec.resources.gpu", fix: "use 0 to 64 GPUs"},
+		"GPUTooMany":           {xr: set(65, "spec", "resources", "gpu"), field: "spec.resources.gpu", fix: "use 0 to 64 GPUs"},
+		"CPUZero":              {xr: set("0", "spec", "resources", "cpu"), field: "spec.resources.cpu", fix: "must be more than zero"},
+		"MemoryNegative":       {xr: set("-1Gi", "spec", "resources", "memory"), field: "spec.resources.memory", fix: "must be more than zero"},
+		"StorageSizeZero":      {xr: set("0", "spec", "storage", "size"), field: "spec.storage.size", fix: "must be more than zero"},
+		"ConcurrencyZero":      {xr: set(map[string]any{"enabled": true, "targetConcurrency": 0}, "spec", "autoscaling"), field: "spec.autoscaling.targetConcurrency", fix: "must be at least 1"},
+		"CPUUtilizationZero":   {xr: set(map[string]any{"enabled": true, "targetCPUUtilization": 0}, "spec", "autoscaling"), field: "spec.autoscaling.targetCPUUtilization", fix: "use a percentage from 1 to 100"},
+		"CPUUtilizationOver":   {xr: set(map[string]any{"enabled": true, "targetCPUUtilization": 150}, "spec", "autoscaling"), field: "spec.autoscaling.targetCPUUtilization", fix: "use a percentage from 1 to 100"},
+		"AutoscalingMinZero":   {xr: both(set(map[string]any{"min": 0, "max": 3}, "spec", "replicas"), set(map[string]any{"enabled": true}, "spec", "autoscaling")), field: "spec.replicas.min", fix: "must be at least 1 when spec.autoscaling.enabled is true"},
+		"InputBackoffNegative": {input: map[string]any{"pullBackoffLimit": -1}, field: "input.pullBackoffLimit", fix: "use 0 to 20"},
+
+		// Malformed quantities and wrong types.
+		"CPUWithUnit":        {xr: set("4 cores", "spec", "resources", "cpu"), field: "spec.resources.cpu", fix: `write it like "500m", "4" or "16Gi"`},
+		"MemoryWords":        {xr: set("lots", "spec", "resources", "memory"), field: "spec.resources.memory", fix: `write it like "500m", "4" or "16Gi"`},
+		"StorageSizeWords":   {xr: set("big", "spec", "storage", "size"), field: "spec.storage.size", fix: `write it like "500m", "4" or "16Gi"`},
+		"CPUObject":          {xr: set(map[string]any{"cores": 4}, "spec", "resources", "cpu"), field: "spec.resources.cpu", fix: `must be a quantity such as "4" or "16Gi"`},
+		"MinAsWord":          {xr: set(map[string]any{"min": "two"}, "spec", "replicas"), field: "spec.replicas.min", fix: "must be an integer"},
+		"EnabledAsWord":      {xr: set(map[string]any{"enabled": "yes"}, "spec", "autoscaling"), field: "spec.autoscaling.enabled", fix: "must be true or false"},
+		"EnvAsString":        {xr: set(map[string]any{"env": "FOO=bar"}, "spec", "serve"), field: "spec.serve.env", fix: "must be a list"},
+		"GPUAsFraction":      {xr: set(0.5, "spec", "resources", "gpu"), field: "spec.resources.gpu", fix: "must be an integer"},
+		"InputPortAsWord":    {input: map[string]any{"runtimes": map[string]any{"vllm": map[string]any{"port": "eighty"}}}, field: "input.runtimes.port", fix: "check the Composition's function Input against its schema"},
+		"InputUnknownField":  {input: map[string]any{"runtime": map[string]any{"vllm": map[string]any{"image": "x"}}}, field: "runtime", fix: "check the Composition's function Input against its schema"},
+		"InputUnknownNested": {input: map[string]any{"storage": map[string]any{"sizeGi": 50}}, field: "sizeGi", fix: "check the Composition's function Input against its schema"},
+
+		// URIs.
+		"URIMissing":         {xr: model("uri", ""), field: "spec.model.uri", fix: "set it to hf://org/model"},
+		"URINoScheme":        {xr: model("uri", "meta-llama/Llama-3.1-8B"), field: "spec.model.uri", fix: "use hf://, s3://, gs://, http(s):// or pvc://"},
+		"URIFTP":             {xr: model("uri", "ftp://files.example.com/llama.gguf"), field: "spec.model.uri", fix: "use hf://, s3://, gs://, http(s):// or pvc://"},
+		"URIUppercaseScheme": {xr: model("uri", "HF://meta-llama/Llama-3.1-8B"), field: "spec.model.uri", fix: "use hf://"},
+		"URIUserPassword":    {xr: model("uri", "https://user:hunter2@files.example.com/llama.gguf"), field: "spec.model.uri", fix: "put them in a Secret and set spec.model.credentialsSecretRef"},
+		"URIS3AccessKey":     {xr: model("uri", "s3://AKIAXXX:secret@bucket/llama"), field: "spec.model.uri", fix: "put them in a Secret"},
+		"URIPVCNoClaim":      {xr: model("uri", "pvc:///models/llama"), field: "spec.model.uri", fix: "write pvc://<claim>[/path]"},
+		"URIPVCBadClaim":     {xr: model("uri", "pvc://Shared_Models/llama"), field: "spec.model.uri", fix: "lower case alphanumeric"},
+		"URIPVCDotDot":       {xr: model("uri", "pvc://shared/../etc"), field: "spec.model.uri", fix: "must be clean and relative"},
+		"URIHFNotARepo":      {xr: model("uri", "hf://org/model/extra"), field: "spec.model.uri", fix: "write hf://org/model"},
+		"URIS3NoBucket":      {xr: model("uri", "s3:///llama"), field: "spec.model.uri", fix: "write s3://bucket/prefix"},
+		"URIHTTPSNoHost":     {xr: model("uri", "https:///llama.gguf"), field: "spec.model.uri", fix: "write https://host/path/to/file"},
+		"URIWithSpace":       {xr: model("uri", "https://h/my model.gguf"), field: "spec.model.uri", fix: "must not contain spaces"},
+		"RevisionDotDot":     {xr: model("revision", "../main"), field: "spec.model.revision", fix: "use a branch, tag, commit or object version"},
+		"VersionNotALabel":   {xr: model("version", "v1 beta"), field: "spec.model.version", fix: "use at most 63 letters, digits"},
+
+		// Credentials.
+		"CredentialsWithPVC": {
+			xr:    both(model("uri", "pvc://shared/llama"), model("credentialsSecretRef", map[string]any{"name": "hf-credentials", "key": "HF_TOKEN"})),
+			field: "spec.model.credentialsSecretRef", fix: "remove it",
+		},
+		"CredentialsBadName": {xr: model("credentialsSecretRef", map[string]any{"name": "HF_Credentials"}), field: "spec.model.credentialsSecretRef.name", fix: "lower case alphanumeric"},
+		"CredentialsBadKey":  {xr: model("credentialsSecretRef", map[string]any{"name": "hf", "key": "my key"}), field: "spec.model.credentialsSecretRef.key", fix: "alphanumeric characters, '-', '_' or '.'"},
+
+		// Ports.
+		"ServePortTooHigh":  {xr: set(70000, "spec", "serve", "port"), field: "spec.serve.port", fix: "use a port from 1 to 65535"},
+		"ServePortZero":     {xr: set(0, "spec", "serve", "port"), field: "spec.serve.port", fix: "use a port from 1 to 65535"},
+		"InputPortNegative": {input: map[string]any{"runtimes": map[string]any{"vllm": map[string]any{"port": -1}}}, field: "input.runtimes.vllm.port", fix: "use a port from 1 to 65535"},
+
+		// Names and namespaces.
+		"NameTooLongAfterSuffix": {xr: set(long, "metadata", "labels", labelClaimName), field: "metadata.name", fix: "use at most 49"},
+		"NameLeadingDigit":       {xr: set("3llama", "metadata", "labels", labelClaimName), field: "metadata.name", fix: "rename the InferenceService"},
+		"NameWithDot":            {xr: set("llama.v2", "metadata", "labels", labelClaimName), field: "metadata.name", fix: "rename the InferenceService"},
+		"NoClaimNoNamespace": {
+			xr:    func(xr map[string]any) { xr["metadata"] = map[string]any{"name": "llama-abcde"} },
+			field: "metadata.labels", fix: "set input.namespace in the Composition",
+		},
+		"InputNamespaceInvalid": {
+			xr:    func(xr map[string]any) { xr["metadata"] = map[string]any{"name": "llama"} },
+			input: map[string]any{"namespace": "Team_A"}, field: "namespace", fix: "lower case alphanumeric",
+		},
+
+		// Server environment.
+		"EnvReservedModelDir": {xr: set(map[string]any{"env": []any{map[string]any{"name": "MODEL_DIR", "value": "/x"}}}, "spec", "serve"), field: "spec.serve.env[0].name", fix: "is set by the function; remove it"},
+		"EnvReservedPort":     {xr: set(map[string]any{"env": []any{map[string]any{"name": "A", "value": "1"}, map[string]any{"name": "PORT", "value": "1"}}}, "spec", "serve"), field: "spec.serve.env[1].name", fix: "remove it"},
+		"EnvBadName":          {xr: set(map[string]any{"env": []any{map[string]any{"name": "1BAD=", "value": "x"}}}, "spec", "serve"), field: "spec.serve.env[0].name", fix: "a valid environment variable name must consist"},
+		"EnvValueAndFrom": {
+			xr:    set(map[string]any{"env": []any{map[string]any{"name": "K", "value": "x", "valueFrom": map[string]any{"secretKeyRef": map[string]any{"name": "s", "key": "k"}}}}}, "spec", "serve"),
+			field: "spec.serve.env[0]", fix: "keep one",
+		},
+
+		// Autoscaling on a runtime without a concurrency metric.
+		"ConcurrencyOnOllama": {
+			xr:    both(model("framework", "ollama"), set(map[string]any{"enabled": true, "targetConcurrency": 4}, "spec", "autoscaling")),
+			field: "spec.autoscaling.targetConcurrency", fix: "use targetCPUUtilization",
+		},
+
+		// Storage.
+		"StorageClassInvalid": {xr: set("Fast_SSD", "spec", "storage", "storageClassName"), field: "spec.storage.storageClassName", fix: "lower case alphanumeric"},
+
+		// The platform's Input.
+		"PresetMissingImage":         {input: onlyPresets(map[string]any{"image": nil}, nil), field: "input.runtimes.vllm.image", fix: "must give the vllm runtime an image"},
+		"PullerMissingImage":         {input: onlyPresets(nil, map[string]any{"image": nil}), field: "input.pullers.hf.image", fix: "must give the hf:// puller an image"},
+		"PullerMissingCommand":       {input: onlyPresets(nil, map[string]any{"command": nil}), field: "input.pullers.hf.command", fix: "a download command"},
+		"PresetMissingPort":          {input: onlyPresets(map[string]any{"port": nil}, nil), field: "input.runtimes.vllm.port", fix: "must give the vllm runtime a port"},
+		"PresetHealthPathRelative":   {input: onlyPresets(map[string]any{"healthPath": "health"}, nil), field: "input.runtimes.vllm.healthPath", fix: "starting with '/'"},
+		"PresetStartupTooShort":      {input: map[string]any{"runtimes": map[string]any{"vllm": map[string]any{"startupSeconds": 5}}}, field: "input.runtimes.vllm.startupSeconds", fix: "at least 10 seconds"},
+		"NoRuntimeForFramework":      {xr: model("framework", "tgi"), input: onlyPresets(nil, nil), field: "spec.model.framework", fix: "ask your platform team or choose another framework"},
+		"NoPullerForScheme":          {xr: model("uri", "s3://bucket/llama"), input: onlyPresets(nil, nil), field: "spec.model.uri", fix: "ask your platform team or use another source"},
+		"PresetMissingImageServeSet": {xr: set(map[string]any{"port": 0}, "spec", "serve"), input: onlyPresets(map[string]any{"image": nil}, nil), field: "input.runtimes.vllm.image", fix: "or set spec.serve.image"},
+	}
+	if len(cases) < 30 {
+		t.Fatalf("the catalogue has %d cases; keep at least 30", len(cases))
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			xr := testXR()
+			if tc.xr != nil {
+				tc.xr(xr)
+			}
+			rsp := run(t, newRequest(t, xr, tc.input))
+
+			var fatals []*fnv1.Result
+			for _, r := range rsp.GetResults() {
+				if r.GetSeverity() == fnv1.Severity_SEVERITY_FATAL {
+					fatals = append(fatals, r)
+				}
+			}
+			if len(fatals) != 1 {
+				t.Fatalf("want one Fatal result, got %d: %v", len(fatals), rsp.GetResults())
+			}
+			msg := fatals[0].GetMessage()
+			type verdict struct {
+				NamesField, SuggestsFix bool
+				Target                  fnv1.Target
+				Desired                 []string
+				Conditions              int
+			}
+			want := verdict{NamesField: true, SuggestsFix: true, Target: toBoth}
+			got := verdict{
+				NamesField:  strings.Contains(msg, tc.field+":") || strings.Contains(msg, tc.field+" ") || strings.Contains(msg, `"`+tc.field+`"`),
+				SuggestsFix: strings.Contains(msg, tc.fix),
+				Target:      fatals[0].GetTarget(),
+				Desired:     desiredNames(rsp),
+				Conditions:  len(rsp.GetConditions()),
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("Fatal result (-want +got):\n%s\nmessage: %s", diff, msg)
+			}
+		})
+	}
+}
+
+// TestBadInputKeepsNothing: a claim that turns bad after its objects exist
+// still gets no desired resources from this step (Crossplane keeps the
+// last applied state while a function returns Fatal, and deletes nothing).
+func TestBadInputKeepsNothing(t *testing.T) {
+	xr := testXR()
+	obs := serving(t, xr, nil, 1, deploymentStatus(1, 1))
+	setPath(xr, "ftp://x/y", "spec", "model", "uri")
+	rsp := run(t, newRequest(t, xr, nil, obs...))
+	if msg := fatalMessage(rsp); !strings.Contains(msg, "spec.model.uri") {
+		t.Fatalf("fatal message %q does not name spec.model.uri", msg)
+	}
+	if diff := cmp.Diff([]string(nil), desiredNames(rsp)); diff != "" {
+		t.Errorf("desired (-want +got):\n%s", diff)
+	}
+}
