@@ -54,16 +54,16 @@ func wantedWeights(s *service) weights {
 	return weights{ID: s.Model.Hash, Claim: pvcName(s), SubPath: cacheDir(s)}
 }
 
-// servedWeights reads the weights an observed Deployment mounts. ok is
-// false when the Deployment does not say (it was not made by us).
-func servedWeights(d *appsv1.Deployment) (w weights, ok bool) {
-	w.ID = d.Spec.Template.Annotations[annotationWeights]
-	for _, v := range d.Spec.Template.Spec.Volumes {
+// servedWeights reads the weights an observed Deployment's pod template
+// mounts. ok is false when the template does not say (it was not made by us).
+func servedWeights(t *corev1.PodTemplateSpec) (w weights, ok bool) {
+	w.ID = t.Annotations[annotationWeights]
+	for _, v := range t.Spec.Volumes {
 		if v.Name == volumeWeights && v.PersistentVolumeClaim != nil {
 			w.Claim = v.PersistentVolumeClaim.ClaimName
 		}
 	}
-	for _, c := range d.Spec.Template.Spec.Containers {
+	for _, c := range t.Spec.Containers {
 		for _, m := range c.VolumeMounts {
 			if c.Name == serverContainer && m.Name == volumeWeights {
 				w.SubPath = m.SubPath

@@ -51,7 +51,7 @@ func TestNoReplicasWithAutoscaling(t *testing.T) {
 }
 
 // weightsOf is what a desired Deployment mounts as its model.
-func weightsOf(d *appsv1.Deployment) (weights, bool) { return servedWeights(d) }
+func weightsOf(d *appsv1.Deployment) (weights, bool) { return servedWeights(&d.Spec.Template) }
 
 // TestDeploymentKeepsServedWeights: while a new revision is pulled (or
 // its pull failed) the servers keep the weights they serve, as the
@@ -403,7 +403,7 @@ func TestServedWeights(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			got, ok := servedWeights(tc.d)
+			got, ok := servedWeights(&tc.d.Spec.Template)
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("weights (-want +got):\n%s", diff)
 			}

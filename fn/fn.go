@@ -11,9 +11,8 @@ import (
 
 	"github.com/crossplane/function-sdk-go/logging"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
-	"github.com/crossplane/function-sdk-go/request"
-	"github.com/crossplane/function-sdk-go/resource"
 	"github.com/crossplane/function-sdk-go/response"
+	"google.golang.org/protobuf/types/known/structpb"
 	"k8s.io/apimachinery/pkg/runtime"
 )
 
@@ -36,35 +35,25 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 		fatal(rsp, err)
 		return rsp, nil
 	}
-	oxr, err := request.GetObservedCompositeResource(req)
-	if err != nil {
-		fatal(rsp, fmt.Errorf("cannot read the observed composite resource: %w", err))
-		return rsp, nil
-	}
-	log = log.WithValues("xr", oxr.Resource.GetName())
-
-	xr, err := decodeXR(oxr.Resource.Object)
+	xr, err := decodeXR(req.GetObserved().GetComposite().GetResource())
 	if err != nil {
 		fatal(rsp, err)
 		return rsp, nil
 	}
+	log = log.WithValues("xr", xr.GetName())
+
 	s, warnings, err := resolve(xr, in)
 	if err != nil {
 		fatal(rsp, err)
 		return rsp, nil
 	}
-	ocds, err := request.GetObservedComposedResources(req)
-	if err != nil {
-		fatal(rsp, fmt.Errorf("cannot read the observed composed resources: %w", err))
-		return rsp, nil
-	}
 
-	c, err := compose(s, ocds)
+	c, err := compose(s, req.GetObserved().GetResources())
 	if err != nil {
 		fatal(rsp, err)
 		return rsp, nil
 	}
-	if err := c.writeTo(req, rsp); err != nil {
+	if err := c.writeTo(rsp); err != nil {
 		fatal(rsp, err)
 		return rsp, nil
 	}
@@ -113,7 +102,7 @@ type composition struct {
 // Only the first creation of the servers waits for the weights. Crossplane
 // deletes whatever the function stops returning, so once the Deployment,
 // Service or autoscaler exists it is returned on every later call.
-func compose(s *service, ocds map[resource.Name]resource.ObservedComposed) (composition, error) {
+func compose(s *service, ocds map[string]*fnv1.Resource) (composition, error) {
 	var c composition
 	add := func(name string, obj runtime.Object, ready bool) {
 		c.Resources = append(c.Resources, composedResource{Name: name, Object: obj, Ready: ready})
@@ -147,7 +136,11 @@ func compose(s *service, ocds map[resource.Name]resource.ObservedComposed) (comp
 	case !s.Model.pulled() || p.Pull == jobComplete:
 		p.Serving = &want
 	case o.Deployment != nil:
-		if w, ok := servedWeights(o.Deployment); ok {
+		t, err := o.servedTemplate()
+		if err != nil {
+			return c, err
+		}
+		if w, ok := servedWeights(t); ok {
 			p.Serving = &w
 		} else {
 			p.Serving = &want
@@ -169,45 +162,53 @@ func compose(s *service, ocds map[resource.Name]resource.ObservedComposed) (comp
 	return c, nil
 }
 
-// writeTo puts the composition into the response: the composed objects as
-// unstructured content, with their readiness, and the XR's status and
-// conditions.
-func (c composition) writeTo(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse) error {
-	desired, err := request.GetDesiredComposedResources(req)
-	if err != nil {
-		return fmt.Errorf("cannot read the desired composed resources: %w", err)
+// writeTo puts the composition into the response: the composed objects,
+// with their readiness, beside any that earlier pipeline steps desired, and
+// the XR's status and conditions.
+func (c composition) writeTo(rsp *fnv1.RunFunctionResponse) error {
+	if rsp.Desired == nil {
+		rsp.Desired = &fnv1.State{}
+	}
+	if rsp.Desired.Resources == nil {
+		rsp.Desired.Resources = make(map[string]*fnv1.Resource, len(c.Resources))
 	}
 	for _, r := range c.Resources {
-		u, err := toComposed(r.Object)
+		obj, err := encodeStruct(r.Object)
 		if err != nil {
-			return fmt.Errorf("cannot convert %s to unstructured content: %w", r.Name, err)
+			return fmt.Errorf("cannot encode %s: %w", r.Name, err)
 		}
-		ready := resource.ReadyFalse
+		ready := fnv1.Ready_READY_FALSE
 		if r.Ready {
-			ready = resource.ReadyTrue
+			ready = fnv1.Ready_READY_TRUE
 		}
-		desired[resource.Name(r.Name)] = &resource.DesiredComposed{Resource: u, Ready: ready}
-	}
-	if err := response.SetDesiredComposedResources(rsp, desired); err != nil {
-		return fmt.Errorf("cannot set the desired composed resources: %w", err)
+		rsp.Desired.Resources[r.Name] = &fnv1.Resource{Resource: obj, Ready: ready}
 	}
 
-	dxr, err := request.GetDesiredCompositeResource(req)
+	status, err := encodeStruct(&c.Report.Status)
 	if err != nil {
-		return fmt.Errorf("cannot read the desired composite resource: %w", err)
+		return fmt.Errorf("cannot encode the status: %w", err)
 	}
-	status, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&c.Report.Status)
-	if err != nil {
-		return fmt.Errorf("cannot convert the status: %w", err)
+	if rsp.Desired.Composite == nil {
+		rsp.Desired.Composite = &fnv1.Resource{}
 	}
-	for k, v := range status {
-		if err := dxr.Resource.SetValue("status."+k, v); err != nil {
-			return fmt.Errorf("cannot set status.%s: %w", k, err)
+	xr := rsp.Desired.Composite.Resource
+	if xr == nil {
+		xr = &structpb.Struct{}
+		rsp.Desired.Composite.Resource = xr
+	}
+	if xr.Fields == nil {
+		xr.Fields = map[string]*structpb.Value{}
+	}
+	// Keep status fields that earlier pipeline steps set; ours replace
+	// only their own.
+	if prev := xr.Fields["status"].GetStructValue(); prev != nil {
+		for k, v := range prev.GetFields() {
+			if _, ours := status.Fields[k]; !ours {
+				status.Fields[k] = v
+			}
 		}
 	}
-	if err := response.SetDesiredCompositeResource(rsp, dxr); err != nil {
-		return fmt.Errorf("cannot set the desired composite resource: %w", err)
-	}
+	xr.Fields["status"] = structpb.NewStructValue(status)
 
 	for _, cd := range c.Report.Conditions {
 		var co *response.ConditionOption

@@ -171,7 +171,7 @@ func nestedInt(m map[string]any, path ...string) (int, bool) {
 }
 
 // compositionInput is the Input of the generated Composition's one step.
-func compositionInput(t *testing.T) map[string]any {
+func compositionInput(t testing.TB) map[string]any {
 	t.Helper()
 	comp := readYAML(t, "../apis/composition.yaml")
 	pipeline, _ := nested(comp, "spec", "pipeline")
@@ -183,7 +183,7 @@ func compositionInput(t *testing.T) map[string]any {
 	return in
 }
 
-func readYAML(t *testing.T, path string) map[string]any {
+func readYAML(t testing.TB, path string) map[string]any {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -214,7 +214,7 @@ func writeObserved(t *testing.T, path, stage string, objs []observedObject) {
 	}
 }
 
-func readObserved(t *testing.T, path string) []observedObject {
+func readObserved(t testing.TB, path string) []observedObject {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {

@@ -115,41 +115,15 @@ func (e fieldErrors) err() error {
 	return errors.New(strings.Join(e, "; "))
 }
 
-// quantityFields are decoded by resource.Quantity's own JSON decoder, whose
-// errors do not say which field failed, so they are checked first.
-var quantityFields = [][]string{
-	{"spec", "resources", "cpu"},
-	{"spec", "resources", "memory"},
-	{"spec", "storage", "size"},
-}
-
-// decodeXR decodes the observed XR's content into the API types. Wrong
-// types are reported with their field path.
-func decodeXR(obj map[string]any) (*v1alpha1.XInferenceService, error) {
-	var errs fieldErrors
-	for _, f := range quantityFields {
-		v, ok := nested(obj, f...)
-		if !ok || v == nil {
-			continue
-		}
-		if err := checkQuantity(v); err != nil {
-			errs.add(strings.Join(f, "."), "%v", err)
-		}
-	}
-	if err := errs.err(); err != nil {
-		return nil, err
-	}
-	b, err := json.Marshal(obj)
-	if err != nil {
-		return nil, fmt.Errorf("cannot encode the observed composite resource: %w", err)
+// decodeXR decodes the observed XR into the API types. A value of the wrong
+// type is reported with its field path.
+func decodeXR(obj *structpb.Struct) (*v1alpha1.XInferenceService, error) {
+	if obj == nil {
+		return nil, errors.New("the request carries no observed composite resource")
 	}
 	xr := &v1alpha1.XInferenceService{}
-	if err := json.Unmarshal(b, xr); err != nil {
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) && te.Field != "" {
-			return nil, fmt.Errorf("%s: must be %s, not %s", te.Field, jsonKind(te.Type.Kind().String()), te.Value)
-		}
-		return nil, fmt.Errorf("cannot decode the composite resource: %w", err)
+	if err := decodeStruct(obj, xr, ""); err != nil {
+		return nil, err
 	}
 	return xr, nil
 }
@@ -176,19 +150,6 @@ func decodeInput(input *structpb.Struct) (*v1beta1.Input, error) {
 		return nil, fmt.Errorf("input: the Composition's function Input is invalid: %s; check the Composition's function Input against its schema", strings.TrimPrefix(err.Error(), "json: "))
 	}
 	return in, nil
-}
-
-func checkQuantity(v any) error {
-	switch q := v.(type) {
-	case string:
-		if _, err := resource.ParseQuantity(q); err != nil {
-			return fmt.Errorf("%q is not a quantity; write it like \"500m\", \"4\" or \"16Gi\"", q)
-		}
-	case float64, int64, int:
-	default:
-		return fmt.Errorf("must be a quantity such as \"4\" or \"16Gi\", not %T", v)
-	}
-	return nil
 }
 
 func jsonKind(goKind string) string {

@@ -33,7 +33,7 @@ func inputFrom(t testing.TB, m map[string]any) *v1beta1.Input {
 // resolveXR decodes and resolves an XR with an Input map.
 func resolveXR(t testing.TB, xr, in map[string]any) (*service, []string, error) {
 	t.Helper()
-	x, err := decodeXR(mustStruct(t, xr).AsMap())
+	x, err := decodeXR(mustStruct(t, xr))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -323,17 +323,17 @@ func TestDecodeXRWrongTypes(t *testing.T) {
 		value any
 		want  string
 	}{
-		"MinString":     {path: []string{"spec", "replicas", "min"}, value: "two", want: "spec.replicas.min: must be an integer, not string"},
-		"EnabledString": {path: []string{"spec", "autoscaling", "enabled"}, value: "yes", want: "spec.autoscaling.enabled: must be true or false, not string"},
-		"ArgsString":    {path: []string{"spec", "serve", "args"}, value: "--x", want: "spec.serve.args: must be a list, not string"},
-		"URINumber":     {path: []string{"spec", "model", "uri"}, value: 5, want: "spec.model.uri: must be a string, not number"},
-		"CPUList":       {path: []string{"spec", "resources", "cpu"}, value: []any{"4"}, want: `spec.resources.cpu: must be a quantity such as "4" or "16Gi", not []interface {}`},
+		"MinString":     {path: []string{"spec", "replicas", "min"}, value: "two", want: `spec.replicas.min: must be an integer, not the string "two"`},
+		"EnabledString": {path: []string{"spec", "autoscaling", "enabled"}, value: "yes", want: `spec.autoscaling.enabled: must be true or false, not the string "yes"`},
+		"ArgsString":    {path: []string{"spec", "serve", "args"}, value: "--x", want: `spec.serve.args: must be a list, not the string "--x"`},
+		"URINumber":     {path: []string{"spec", "model", "uri"}, value: 5, want: "spec.model.uri: must be a string, not the number 5"},
+		"CPUList":       {path: []string{"spec", "resources", "cpu"}, value: []any{"4"}, want: `spec.resources.cpu: must be a quantity such as "4" or "16Gi", not a list`},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			xr := testXR()
 			setPath(xr, tc.value, tc.path...)
-			_, err := decodeXR(mustStruct(t, xr).AsMap())
+			_, err := decodeXR(mustStruct(t, xr))
 			got := ""
 			if err != nil {
 				got = err.Error()
