@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"testing"
-
 )
 
 // Benchmarks of RunFunction in-process, one per lifecycle stage. Crossplane
@@ -54,4 +53,3 @@ func BenchmarkRunFunction(b *testing.B) {
 		})
 	}
 }
-

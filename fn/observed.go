@@ -19,7 +19,7 @@ import (
 // not needed; decoding them was a fifth of a call's time.
 type observed struct {
 	PVC        *corev1.PersistentVolumeClaim
-	Job        *batchv1.Job // the pull Job of the current spec: metadata and status
+	Job        *batchv1.Job       // the pull Job of the current spec: metadata and status
 	Deployment *appsv1.Deployment // metadata, spec without its template, status
 	Service    *corev1.Service
 	HPA        *autoscalingv2.HorizontalPodAutoscaler // metadata and status

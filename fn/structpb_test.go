@@ -100,7 +100,7 @@ func TestEncodeStruct(t *testing.T) {
 			want: map[string]any{"containerPort": float64(0)},
 		},
 		"SpecialTypes": {
-			obj: &corev1.HTTPGetAction{Port: intstr.FromString("http")},
+			obj:  &corev1.HTTPGetAction{Port: intstr.FromString("http")},
 			want: map[string]any{"port": "http"},
 		},
 		"IntOrStringNumber": {
