@@ -57,8 +57,9 @@ func TestBadInput(t *testing.T) {
 		// Enums.
 		"FrameworkUnknown":       {xr: model("framework", "pytorch"), field: "spec.model.framework", fix: "use one of vllm, triton, tgi, llamacpp, ollama, fake"},
 		"FrameworkWrongCase":     {xr: model("framework", "VLLM"), field: "spec.model.framework", fix: "use one of vllm"},
-		"AccessModeUnknown":      {xr: set("ReadOnlyMany", "spec", "storage", "accessMode"), field: "spec.storage.accessMode", fix: "use ReadWriteOnce, ReadWriteMany or ReadWriteOncePod"},
-		"InputAccessModeUnknown": {input: map[string]any{"storage": map[string]any{"accessMode": "RWX"}}, field: "input.storage.accessMode", fix: "use ReadWriteOnce, ReadWriteMany or ReadWriteOncePod"},
+		"AccessModeUnknown":      {xr: set("ReadOnlyMany", "spec", "storage", "accessMode"), field: "spec.storage.accessMode", fix: "use ReadWriteOnce or ReadWriteMany"},
+		"AccessModeRWOP":         {xr: set("ReadWriteOncePod", "spec", "storage", "accessMode"), field: "spec.storage.accessMode", fix: "use ReadWriteOnce or ReadWriteMany"},
+		"InputAccessModeUnknown": {input: map[string]any{"storage": map[string]any{"accessMode": "RWX"}}, field: "input.storage.accessMode", fix: "use ReadWriteOnce or ReadWriteMany"},
 
 		// Counts: min > max, negative, zero.
 		"MinAboveMax":          {xr: set(map[string]any{"min": 4, "max": 2}, "spec", "replicas"), field: "spec.replicas", fix: "raise max or lower min"},

@@ -161,11 +161,6 @@ func renderDeployment(s *service, w weights) *appsv1.Deployment {
 		// would make Crossplane and the HPA fight on every reconcile.
 		d.Spec.Replicas = ptrTo(s.MinReplicas)
 	}
-	if s.Storage.AccessMode == corev1.ReadWriteOncePod && s.Model.pulled() {
-		// Only one pod may mount the volume at a time: a rolling update's
-		// new pod would wait forever for the old one to let go.
-		d.Spec.Strategy = appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType}
-	}
 	return d
 }
 

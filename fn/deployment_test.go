@@ -331,8 +331,8 @@ func TestDeploymentResources(t *testing.T) {
 	}
 }
 
-// TestDeploymentStrategy: a ReadWriteOncePod cache cannot be shared by an
-// old and a new pod, so such servers are recreated rather than rolled.
+// TestDeploymentStrategy: servers roll with the API server's default
+// strategy whatever the cache volume's access mode.
 func TestDeploymentStrategy(t *testing.T) {
 	cases := map[string]struct {
 		uri, mode string
@@ -340,8 +340,7 @@ func TestDeploymentStrategy(t *testing.T) {
 	}{
 		"RWO":        {uri: "hf://org/m", mode: "ReadWriteOnce"},
 		"RWX":        {uri: "hf://org/m", mode: "ReadWriteMany"},
-		"RWOP":       {uri: "hf://org/m", mode: "ReadWriteOncePod", want: appsv1.RecreateDeploymentStrategyType},
-		"PVCIgnored": {uri: "pvc://shared/m", mode: "ReadWriteOncePod"},
+		"PVC":        {uri: "pvc://shared/m", mode: "ReadWriteOnce"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

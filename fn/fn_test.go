@@ -423,10 +423,6 @@ func TestWarningOnlyWhenRisky(t *testing.T) {
 		"RWOFourReplicas": {edit: func(xr map[string]any) {
 			setPath(xr, map[string]any{"min": 4}, "spec", "replicas")
 		}, want: true},
-		"RWOPTwoReplicas": {edit: func(xr map[string]any) {
-			setPath(xr, map[string]any{"min": 2}, "spec", "replicas")
-			setPath(xr, "ReadWriteOncePod", "spec", "storage", "accessMode")
-		}, want: true},
 		"PVCModelFourReplicas": {edit: func(xr map[string]any) {
 			setPath(xr, "pvc://models/llama", "spec", "model", "uri")
 			setPath(xr, map[string]any{"min": 4}, "spec", "replicas")

@@ -47,10 +47,11 @@ func cacheDir(s *service) string { return s.Model.Hash }
 // finds the marker and exits at once.
 func renderPullJob(s *service) pullJob {
 	labels := s.labels(componentPuller)
-	// The template's labels leave out the version: it may change without
-	// the weights changing, and must not cost a new Job.
+	// The template's labels leave out the version and the framework: they
+	// may change without the weights changing, and must not cost a new Job.
 	podLabels := s.labels(componentPuller)
 	delete(podLabels, labelVersion)
+	delete(podLabels, labelName)
 	env := []corev1.EnvVar{
 		{Name: envModelURI, Value: s.Model.URI},
 		{Name: envModelSource, Value: s.Model.Source},

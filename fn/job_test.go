@@ -200,6 +200,7 @@ func TestPullJobNameAndResourceName(t *testing.T) {
 	}{
 		"Unchanged":        {edit: func(map[string]any) {}, same: true},
 		"VersionChanged":   {edit: func(xr map[string]any) { setPath(xr, "2", "spec", "model", "version") }, same: true},
+		"FrameworkChanged": {edit: func(xr map[string]any) { setPath(xr, "tgi", "spec", "model", "framework") }, same: true},
 		"ReplicasChanged":  {edit: func(xr map[string]any) { setPath(xr, map[string]any{"min": 2}, "spec", "replicas") }, same: true},
 		"ServeChanged":     {edit: func(xr map[string]any) { setPath(xr, map[string]any{"image": "my/vllm:2"}, "spec", "serve") }, same: true},
 		"ResourcesChanged": {edit: func(xr map[string]any) { setPath(xr, 2, "spec", "resources", "gpu") }, same: true},

@@ -37,9 +37,9 @@ func TestRenderPVC(t *testing.T) {
 			want: pvcSpec{Name: "llama-weights", Namespace: "team-a", Class: ptrTo("standard"), Modes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteMany}, Size: "80Gi"},
 		},
 		"ClaimStorage": {
-			storage: map[string]any{"size": "120Gi", "storageClassName": "local-path", "accessMode": "ReadWriteOncePod"},
+			storage: map[string]any{"size": "120Gi", "storageClassName": "local-path", "accessMode": "ReadWriteMany"},
 			in:      map[string]any{"storage": map[string]any{"size": "80Gi", "storageClassName": "standard"}},
-			want:    pvcSpec{Name: "llama-weights", Namespace: "team-a", Class: ptrTo("local-path"), Modes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOncePod}, Size: "120Gi"},
+			want:    pvcSpec{Name: "llama-weights", Namespace: "team-a", Class: ptrTo("local-path"), Modes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteMany}, Size: "120Gi"},
 		},
 	}
 	for name, tc := range cases {

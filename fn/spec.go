@@ -532,15 +532,18 @@ func resolveStorage(s *service, st *v1alpha1.StorageSpec, in *v1beta1.Input, err
 		}
 	}
 	switch s.Storage.AccessMode {
-	case corev1.ReadWriteOnce, corev1.ReadWriteMany, corev1.ReadWriteOncePod:
+	case corev1.ReadWriteOnce, corev1.ReadWriteMany:
 	default:
 		field := "input.storage.accessMode"
 		if st != nil && st.AccessMode != "" {
 			field = "spec.storage.accessMode"
 		}
-		errs.add(field, "%q is not supported; use ReadWriteOnce, ReadWriteMany or ReadWriteOncePod", s.Storage.AccessMode)
+		errs.add(field, "%q is not supported; use ReadWriteOnce or ReadWriteMany (the pull Job writes the volume while the servers read it)", s.Storage.AccessMode)
 	}
 	if !s.Model.pulled() {
+		if st != nil {
+			*warnings = append(*warnings, "spec.storage has no effect: pvc:// models are mounted from the claim they name, and no cache volume is made")
+		}
 		return
 	}
 	if s.Storage.AccessMode != corev1.ReadWriteMany && s.MaxReplicas > 1 {

@@ -135,7 +135,7 @@ func TestResolveDefaults(t *testing.T) {
 			xr: func() map[string]any {
 				xr := testXR()
 				setPath(xr, map[string]any{"cpu": "500m", "memory": "2Gi", "gpu": 0}, "spec", "resources")
-				setPath(xr, map[string]any{"size": "10Gi", "storageClassName": "local-path", "accessMode": "ReadWriteOncePod"}, "spec", "storage")
+				setPath(xr, map[string]any{"size": "10Gi", "storageClassName": "local-path", "accessMode": "ReadWriteMany"}, "spec", "storage")
 				setPath(xr, map[string]any{"image": "my/vllm:dev", "port": 9000}, "spec", "serve")
 				setPath(xr, map[string]any{"min": 2, "max": 2}, "spec", "replicas")
 				return xr
@@ -144,7 +144,7 @@ func TestResolveDefaults(t *testing.T) {
 			want: resolved{
 				Name: "llama", Namespace: "team-a", Scheme: "hf", Source: "meta-llama/Llama-3.1-8B-Instruct", Framework: "vllm",
 				Min: 2, Max: 2, CPU: "500m", Memory: "2Gi", GPU: "0", GPUResource: "nvidia.com/gpu",
-				StorageSize: "10Gi", Class: "local-path", Mode: "ReadWriteOncePod", Backoff: 3,
+				StorageSize: "10Gi", Class: "local-path", Mode: "ReadWriteMany", Backoff: 3,
 				Image: "my/vllm:dev", Port: 9000, PullerImage: "vllm/vllm-openai:v0.11.0", TokenEnv: "HF_TOKEN",
 			},
 		},

@@ -148,7 +148,7 @@ type StorageDefaults struct {
 
 	// AccessMode of the cache volume.
 	// +optional
-	// +kubebuilder:validation:Enum=ReadWriteOnce;ReadWriteMany;ReadWriteOncePod
+	// +kubebuilder:validation:Enum=ReadWriteOnce;ReadWriteMany
 	AccessMode string `json:"accessMode,omitempty"`
 }
 

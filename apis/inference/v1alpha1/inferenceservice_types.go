@@ -25,7 +25,9 @@ const (
 var Frameworks = []Framework{FrameworkVLLM, FrameworkTriton, FrameworkTGI, FrameworkLlamaCPP, FrameworkOllama, FrameworkFake}
 
 // AccessMode is the access mode of the volume that caches the weights.
-// +kubebuilder:validation:Enum=ReadWriteOnce;ReadWriteMany;ReadWriteOncePod
+// ReadWriteOncePod is not offered: the pull Job writes the volume while the
+// servers read it, and a new revision is pulled while they keep reading.
+// +kubebuilder:validation:Enum=ReadWriteOnce;ReadWriteMany
 type AccessMode string
 
 // Phase summarises where an InferenceService is in its life.
