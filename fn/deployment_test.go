@@ -338,9 +338,9 @@ func TestDeploymentStrategy(t *testing.T) {
 		uri, mode string
 		want      appsv1.DeploymentStrategyType
 	}{
-		"RWO":        {uri: "hf://org/m", mode: "ReadWriteOnce"},
-		"RWX":        {uri: "hf://org/m", mode: "ReadWriteMany"},
-		"PVC":        {uri: "pvc://shared/m", mode: "ReadWriteOnce"},
+		"RWO": {uri: "hf://org/m", mode: "ReadWriteOnce"},
+		"RWX": {uri: "hf://org/m", mode: "ReadWriteMany"},
+		"PVC": {uri: "pvc://shared/m", mode: "ReadWriteOnce"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -62,7 +62,7 @@ func TestGolden(t *testing.T) {
 // stageObserved walks a claim through its life up to stage: each step
 // observes what the previous render desired, with the statuses the
 // Kubernetes controllers would have written by then.
-func stageObserved(t *testing.T, xr, input map[string]any, stage string) ([]observedObject, bool) {
+func stageObserved(t testing.TB, xr, input map[string]any, stage string) ([]observedObject, bool) {
 	t.Helper()
 	fresh := run(t, newRequest(t, xr, input))
 	if msg := fatalMessage(fresh); msg != "" {
