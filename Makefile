@@ -58,6 +58,13 @@ test: tools ## Run vet, the unit, golden and generated-file tests and the crossp
 render: $(FUNCTION) $(CROSSPLANE) ## Render examples/xr.yaml with the real crossplane CLI (STAGE=pulling|failed|starting|serving|degraded).
 	@go run ./test/render/cmd/render -function=$(FUNCTION) -crossplane=$(CROSSPLANE) -stage=$(STAGE)
 
+.PHONY: bench
+bench: $(FUNCTION) ## Benchmark RunFunction in-process, then load the gRPC server against the empty floor function.
+	@mkdir -p $(BIN)
+	CGO_ENABLED=0 go build -trimpath -o $(BIN)/inferno-floor ./test/load/floor
+	go test ./fn -run '^$$' -bench BenchmarkRunFunction -benchmem -count 1 | tee $(BIN)/bench.txt
+	go run ./test/load/cmd/loadgen -function=$(FUNCTION) -floor=$(BIN)/inferno-floor -bench=$(BIN)/bench.txt
+
 .PHONY: golden
 golden: ## Rewrite the golden files and examples/observed after an intended change.
 	go test ./fn -run TestGolden -update

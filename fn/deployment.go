@@ -179,18 +179,25 @@ func httpProbe(path string, period, failures int32) *corev1.Probe {
 // the same name in base in place. Kubernetes would take the last of two
 // duplicates, but server-side apply refuses duplicate keys outright.
 func mergeEnv(base, extra []corev1.EnvVar) []corev1.EnvVar {
-	out := append([]corev1.EnvVar(nil), base...)
+	if len(base)+len(extra) == 0 {
+		return nil
+	}
+	out := make([]corev1.EnvVar, len(base), len(base)+len(extra))
+	copy(out, base)
+	if len(extra) == 0 {
+		return out
+	}
+	at := make(map[string]int, len(base)+len(extra))
+	for i := range out {
+		at[out[i].Name] = i
+	}
 	for _, e := range extra {
-		replaced := false
-		for i := range out {
-			if out[i].Name == e.Name {
-				out[i], replaced = e, true
-				break
-			}
+		if i, ok := at[e.Name]; ok {
+			out[i] = e
+			continue
 		}
-		if !replaced {
-			out = append(out, e)
-		}
+		at[e.Name] = len(out)
+		out = append(out, e)
 	}
 	return out
 }

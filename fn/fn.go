@@ -172,8 +172,9 @@ func (c composition) writeTo(rsp *fnv1.RunFunctionResponse) error {
 	if rsp.Desired.Resources == nil {
 		rsp.Desired.Resources = make(map[string]*fnv1.Resource, len(c.Resources))
 	}
+	enc := &encoder{}
 	for _, r := range c.Resources {
-		obj, err := encodeStruct(r.Object)
+		obj, err := enc.encodeStruct(r.Object)
 		if err != nil {
 			return fmt.Errorf("cannot encode %s: %w", r.Name, err)
 		}
@@ -184,7 +185,7 @@ func (c composition) writeTo(rsp *fnv1.RunFunctionResponse) error {
 		rsp.Desired.Resources[r.Name] = &fnv1.Resource{Resource: obj, Ready: ready}
 	}
 
-	status, err := encodeStruct(&c.Report.Status)
+	status, err := enc.encodeStruct(&c.Report.Status)
 	if err != nil {
 		return fmt.Errorf("cannot encode the status: %w", err)
 	}
