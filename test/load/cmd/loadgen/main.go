@@ -44,6 +44,7 @@ func main() {
 	rate := flag.Int("rate", 300, "Requests per second of the fixed-rate measurement.")
 	concurrency := flag.Int("concurrency", 8, "Workers of the saturation measurement.")
 	bench := flag.String("bench", "", "A file of `go test -bench -benchmem` output to include.")
+	fnArgs := flag.String("function-args", "", "Extra flags for function-inferno, space separated.")
 	flag.Parse()
 
 	observed := ""
@@ -60,6 +61,7 @@ func main() {
 		args := []string{}
 		if s.bin == *fnBin {
 			args = append(args, "--metrics-address=")
+			args = append(args, strings.Fields(*fnArgs)...)
 		}
 		m, err := measure(s.name, s.bin, pki, req, *duration, *rate, *concurrency, args...)
 		exitOn(err)
