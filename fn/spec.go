@@ -472,6 +472,9 @@ func resolveReplicas(s *service, spec v1alpha1.InferenceServiceSpec, errs *field
 	if as.CPUUtilization == nil && as.Concurrency == nil {
 		as.CPUUtilization = ptrTo(defaultCPUUtilization)
 	}
+	if s.MaxReplicas == s.MinReplicas {
+		*warnings = append(*warnings, fmt.Sprintf("spec.replicas.max: the autoscaler cannot scale beyond %d servers while max equals min; raise spec.replicas.max", s.MinReplicas))
+	}
 	s.Autoscaling = as
 }
 

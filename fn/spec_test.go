@@ -432,3 +432,38 @@ func TestServePortBlamesTheClaim(t *testing.T) {
 		t.Errorf("error (-want +got):\n%s", diff)
 	}
 }
+
+// TestAutoscalerWithoutHeadroomWarns: an autoscaler whose max equals its
+// min can never scale, which the claim's author should hear about.
+func TestAutoscalerWithoutHeadroomWarns(t *testing.T) {
+	for name, tc := range map[string]struct {
+		replicas map[string]any
+		want     bool
+	}{
+		"MaxUnset":  {replicas: map[string]any{"min": 2}, want: true},
+		"MaxEqual":  {replicas: map[string]any{"min": 2, "max": 2}, want: true},
+		"Headroom":  {replicas: map[string]any{"min": 1, "max": 3}, want: false},
+		"Defaulted": {replicas: nil, want: true},
+	} {
+		t.Run(name, func(t *testing.T) {
+			xr := testXR()
+			setPath(xr, map[string]any{"enabled": true}, "spec", "autoscaling")
+			if tc.replicas != nil {
+				setPath(xr, tc.replicas, "spec", "replicas")
+			}
+			_, warnings, err := resolveXR(t, xr, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := false
+			for _, w := range warnings {
+				if strings.HasPrefix(w, "spec.replicas.max: the autoscaler cannot scale") {
+					got = true
+				}
+			}
+			if got != tc.want {
+				t.Errorf("warned = %v, want %v (warnings: %q)", got, tc.want, warnings)
+			}
+		})
+	}
+}
