@@ -1,16 +1,10 @@
 package load
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"fmt"
-	"net"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -21,14 +15,14 @@ import (
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/protobuf/types/known/structpb"
 	"sigs.k8s.io/yaml"
+
+	"github.com/inferno-ai/function-inferno/test/fnproc"
 )
 
 // Server is a function server process on a loopback port, with mTLS.
 type Server struct {
-	Name    string
-	Address string
-	cmd     *exec.Cmd
-	logs    bytes.Buffer
+	*fnproc.Process
+	Name string
 }
 
 // StartServer starts binary with --tls-certs-dir on a free loopback port
@@ -41,58 +35,11 @@ func StartServer(name, binary string, pki *PKI, extraArgs ...string) (*Server, e
 	if err := pki.WriteServerCerts(dir); err != nil {
 		return nil, err
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	p, err := fnproc.Start(binary, append([]string{"--tls-certs-dir=" + dir}, extraArgs...)...)
 	if err != nil {
 		return nil, err
 	}
-	addr := l.Addr().String()
-	_ = l.Close()
-
-	s := &Server{Name: name, Address: addr}
-	args := append([]string{"--address=" + addr, "--tls-certs-dir=" + dir}, extraArgs...)
-	s.cmd = exec.Command(binary, args...)
-	s.cmd.Stdout, s.cmd.Stderr = &s.logs, &s.logs
-	if err := s.cmd.Start(); err != nil {
-		return nil, fmt.Errorf("cannot start %s: %w", binary, err)
-	}
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		c, err := net.DialTimeout("tcp", addr, time.Second)
-		if err == nil {
-			_ = c.Close()
-			return s, nil
-		}
-		if time.Now().After(deadline) {
-			s.Stop()
-			return nil, fmt.Errorf("%s did not listen on %s: %w\n%s", name, addr, err, s.logs.String())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-// PeakRSS is the process's peak resident set size (VmHWM), in bytes.
-func (s *Server) PeakRSS() (int64, error) {
-	f, err := os.Open(filepath.Join("/proc", strconv.Itoa(s.cmd.Process.Pid), "status"))
-	if err != nil {
-		return 0, err
-	}
-	defer f.Close() //nolint:errcheck // Read only.
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if rest, ok := strings.CutPrefix(sc.Text(), "VmHWM:"); ok {
-			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
-			return kb * 1024, err
-		}
-	}
-	return 0, fmt.Errorf("no VmHWM in /proc/%d/status", s.cmd.Process.Pid)
-}
-
-// Stop ends the server.
-func (s *Server) Stop() {
-	if s.cmd.Process != nil {
-		_ = s.cmd.Process.Kill()
-		_ = s.cmd.Wait()
-	}
+	return &Server{Process: p, Name: name}, nil
 }
 
 // Client is a gRPC connection to a function server.

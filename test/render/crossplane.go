@@ -7,70 +7,29 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"strings"
-	"time"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/inferno-ai/function-inferno/test/fnproc"
 )
 
 // Function is a function-inferno process serving without TLS on 127.0.0.1.
 type Function struct {
-	Address string
-	cmd     *exec.Cmd
-	logs    *bytes.Buffer
+	*fnproc.Process
 }
 
 // StartFunction starts the function binary on a free loopback port and
 // waits until it accepts connections.
 func StartFunction(binary string) (*Function, error) {
-	addr, err := freeAddress()
+	// No metrics server: two functions on one machine would fight over :8080.
+	p, err := fnproc.Start(binary, "--insecure", "--metrics-address=")
 	if err != nil {
 		return nil, err
 	}
-	logs := &bytes.Buffer{}
-	// No metrics server: two functions on one machine would fight over :8080.
-	cmd := exec.Command(binary, "--insecure", "--address="+addr, "--metrics-address=")
-	cmd.Stdout, cmd.Stderr = logs, logs
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("cannot start %s: %w", binary, err)
-	}
-	f := &Function{Address: addr, cmd: cmd, logs: logs}
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		c, err := net.DialTimeout("tcp", addr, time.Second)
-		if err == nil {
-			_ = c.Close()
-			return f, nil
-		}
-		if time.Now().After(deadline) {
-			f.Stop()
-			return nil, fmt.Errorf("the function did not listen on %s within 30s: %w\n%s", addr, err, logs)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
-// Stop ends the function process.
-func (f *Function) Stop() {
-	if f.cmd.Process != nil {
-		_ = f.cmd.Process.Kill()
-		_ = f.cmd.Wait()
-	}
-}
-
-// Logs returns what the function printed.
-func (f *Function) Logs() string { return f.logs.String() }
-
-func freeAddress() (string, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	defer l.Close() //nolint:errcheck // Only used to find a free port.
-	return l.Addr().String(), nil
+	return &Function{Process: p}, nil
 }
 
 // Args are the files one render reads.
