@@ -132,8 +132,19 @@ func Install(ctx context.Context, cp *controlplane.ControlPlane, admin *kube.Cli
 		"CRDS_PATH=" + filepath.Join(o.ModuleDir, "cluster", "crds"),
 		"WEBHOOK_CONFIGS_PATH=" + emptyWebhooks,
 	}, env...)
-	if err := controlplane.RunCommand(initCtx, "crossplane-core-init", cp.LogDir, o.Binary, []string{"core", "init"}, initEnv...); err != nil {
-		return nil, err
+	// `core init` creates CRDs and then objects of those kinds with a client
+	// whose discovery may not know them yet ("no matches for kind Lock"). In
+	// the chart it is an init container that the kubelet restarts; retry it
+	// the same way (it is idempotent).
+	for attempt := 1; ; attempt++ {
+		err := controlplane.RunCommand(initCtx, "crossplane-core-init", cp.LogDir, o.Binary, []string{"core", "init"}, initEnv...)
+		if err == nil {
+			break
+		}
+		if attempt == 5 || initCtx.Err() != nil {
+			return nil, err
+		}
+		time.Sleep(time.Second)
 	}
 
 	// The chart mounts the client Secret as a volume; do the same by hand.
@@ -244,5 +255,8 @@ func getOK(ctx context.Context, url string) (bool, error) {
 		return false, err
 	}
 	defer resp.Body.Close()
-	return resp.StatusCode == http.StatusOK, fmt.Errorf("GET %s: %s", url, resp.Status)
+	if resp.StatusCode != http.StatusOK {
+		return false, fmt.Errorf("GET %s: %s", url, resp.Status)
+	}
+	return true, nil
 }

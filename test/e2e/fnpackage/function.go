@@ -180,7 +180,11 @@ func Install(ctx context.Context, cp *controlplane.ControlPlane, admin *kube.Cli
 		if ep, _, _ := unstructured.NestedString(got.Object, "status", "endpoint"); ep != r.Endpoint() {
 			return false, "endpoint not set", patchRevisionStatus(ctx, admin, rev.GetName(), status)
 		}
-		s, _, _ := kube.Condition(got, "Healthy")
+		// Crossplane v2.4 calls it RevisionHealthy; older versions Healthy.
+		s, _, _ := kube.Condition(got, "RevisionHealthy")
+		if s == "" {
+			s, _, _ = kube.Condition(got, "Healthy")
+		}
 		return s == "True", kube.ConditionsSummary(got), nil
 	}); err != nil {
 		return nil, err
