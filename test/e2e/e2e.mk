@@ -42,7 +42,7 @@ define e2e_build_tool
 	@mkdir -p $(E2E_BIN_DIR)
 	@echo "e2e-tools: building $@ from $(1)"
 	@start=$$(date +%s); \
-	cd $(2) && $(E2E_GO_BUILD) -o $(abspath $@) $(1) || exit 1; \
+	cd $(2) && $(E2E_GO_BUILD) $(3) -o $(abspath $@) $(1) || exit 1; \
 	echo "e2e-tools: built $@ in $$(( $$(date +%s) - start ))s"
 endef
 
@@ -61,8 +61,13 @@ $(E2E_SCHEDULER): tools/e2e/kube/go.mod
 $(E2E_KWOK): tools/e2e/kwok/go.mod
 	$(call e2e_build_tool,sigs.k8s.io/kwok/cmd/kwok,tools/e2e/kwok)
 
+# Crossplane's release build stamps its version into crossplane-runtime;
+# without it the core reports version "" and refuses every package that
+# declares spec.crossplane.version ("invalid semantic version").
+E2E_XP_VERSION = $(shell awk '$$1 == "github.com/crossplane/crossplane/v2" {print $$2}' tools/e2e/crossplane/go.mod)
+
 $(E2E_XP_CORE): tools/e2e/crossplane/go.mod
-	$(call e2e_build_tool,github.com/crossplane/crossplane/v2/cmd/crossplane,tools/e2e/crossplane)
+	$(call e2e_build_tool,github.com/crossplane/crossplane/v2/cmd/crossplane,tools/e2e/crossplane,-ldflags=-X=github.com/crossplane/crossplane-runtime/v2/pkg/version.version=$(E2E_XP_VERSION))
 
 # The test builds the function itself (static, CGO_ENABLED=0) because the
 # binary goes into the package's runtime image. It finds the tools through
