@@ -62,7 +62,8 @@ render: $(FUNCTION) $(CROSSPLANE) ## Render examples/xr.yaml with the real cross
 bench: $(FUNCTION) ## Benchmark RunFunction in-process, then load the gRPC server against the empty floor function.
 	@mkdir -p $(BIN)
 	CGO_ENABLED=0 go build -trimpath -o $(BIN)/inferno-floor ./test/load/floor
-	go test ./fn -run '^$$' -bench BenchmarkRunFunction -benchmem -count 1 | tee $(BIN)/bench.txt
+	@# GOGC=400 is what the server runs with (main.go --gc-percent).
+	GOGC=400 go test ./fn -run '^$$' -bench 'BenchmarkRunFunction|BenchmarkWire' -benchmem -count 1 | tee $(BIN)/bench.txt
 	go run ./test/load/cmd/loadgen -function=$(FUNCTION) -floor=$(BIN)/inferno-floor -bench=$(BIN)/bench.txt
 
 .PHONY: golden

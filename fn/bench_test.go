@@ -4,6 +4,9 @@ import (
 	"context"
 	"fmt"
 	"testing"
+
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"google.golang.org/protobuf/proto"
 )
 
 // Benchmarks of RunFunction in-process, one per lifecycle stage. Crossplane
@@ -52,4 +55,47 @@ func BenchmarkRunFunction(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkWire measures what the protobuf encoding of a serving-stage
+// call costs outside the function: the server decodes the request and
+// encodes the response, and the client decodes the response. The floor
+// function pays the first and almost nothing for the rest, which is what
+// separates the two in `make bench`'s gRPC measurements.
+func BenchmarkWire(b *testing.B) {
+	req := newRequest(b, readYAML(b, "../examples/xr.yaml"), compositionInput(b), readObserved(b, "../examples/observed/serving.yaml")...)
+	rsp := run(b, req)
+	reqBytes, err := proto.Marshal(req)
+	if err != nil {
+		b.Fatal(err)
+	}
+	rspBytes, err := proto.Marshal(rsp)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Logf("request %d bytes, response %d bytes", len(reqBytes), len(rspBytes))
+	b.Run("unmarshal-request", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if err := proto.Unmarshal(reqBytes, &fnv1.RunFunctionRequest{}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("marshal-response", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := proto.Marshal(rsp); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("unmarshal-response", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if err := proto.Unmarshal(rspBytes, &fnv1.RunFunctionResponse{}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }
