@@ -31,7 +31,7 @@ type CLI struct {
 	// limit trades a little memory, capped, for far less collection.
 	// The environment variables GOGC and GOMEMLIMIT, when set, win.
 	GCPercent      int   `help:"Garbage collection target percentage, unless GOGC is set." default:"400"`
-	MemoryLimitMiB int64 `name:"memory-limit-mib" help:"Soft memory limit in MiB, unless GOMEMLIMIT is set; the collector works harder near it. 0 sets none." default:"32"`
+	MemoryLimitMiB int64 `name:"memory-limit-mib" help:"Soft memory limit in MiB, unless GOMEMLIMIT is set; the collector works harder near it. 0 sets none." default:"16"`
 }
 
 // Run serves the function until the server fails.
