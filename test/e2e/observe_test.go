@@ -12,6 +12,8 @@ import (
 	"sync"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -32,9 +34,12 @@ type lifecycle struct {
 
 type lifecycleState struct {
 	pvc, job, jobComplete, deployment, ready time.Duration
-	jobName                                  string
-	phases                                   map[string]time.Duration
-	phaseOrder                               []string
+	// available is when the Deployment was first Available; hpaAble when
+	// the autoscaler first reported AbleToScale=True.
+	available, hpaAble time.Duration
+	jobName            string
+	phases             map[string]time.Duration
+	phaseOrder         []string
 }
 
 func watchLifecycle(_ context.Context, ns, name string) *lifecycle {
@@ -69,7 +74,8 @@ func (l *lifecycle) poll(ctx context.Context) (done bool) {
 	c := env.admin
 	pvcs, _ := c.Typed.CoreV1().PersistentVolumeClaims(l.ns).List(ctx, metav1.ListOptions{LabelSelector: instanceLabel + "=" + l.name})
 	jobs, _ := c.Typed.BatchV1().Jobs(l.ns).List(ctx, metav1.ListOptions{LabelSelector: instanceLabel + "=" + l.name})
-	_, depErr := c.Typed.AppsV1().Deployments(l.ns).Get(ctx, l.name, metav1.GetOptions{})
+	dep, depErr := c.Typed.AppsV1().Deployments(l.ns).Get(ctx, l.name, metav1.GetOptions{})
+	hpa, hpaErr := c.Typed.AutoscalingV2().HorizontalPodAutoscalers(l.ns).Get(ctx, l.name, metav1.GetOptions{})
 	claim, claimErr := c.Get(ctx, claimGVK, l.ns, l.name)
 
 	l.mu.Lock()
@@ -90,6 +96,18 @@ func (l *lifecycle) poll(ctx context.Context) (done bool) {
 	}
 	if depErr == nil {
 		set(&l.st.deployment)
+		for _, cond := range dep.Status.Conditions {
+			if cond.Type == appsv1.DeploymentAvailable && cond.Status == corev1.ConditionTrue {
+				set(&l.st.available)
+			}
+		}
+	}
+	if hpaErr == nil {
+		for _, cond := range hpa.Status.Conditions {
+			if cond.Type == autoscalingv2.AbleToScale && cond.Status == corev1.ConditionTrue {
+				set(&l.st.hpaAble)
+			}
+		}
 	}
 	if claimErr == nil {
 		if p, _, _ := unstructured.NestedString(claim.Object, "status", "phase"); p != "" {

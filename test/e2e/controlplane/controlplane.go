@@ -260,6 +260,12 @@ func Start(ctx context.Context, o Options) (cp *ControlPlane, err error) {
 		"--concurrent-replicaset-syncs=10",
 		"--concurrent-job-syncs=10",
 		"--concurrent-gc-syncs=20",
+		// The HPA controller looks at each autoscaler every 15 s by default,
+		// and a claim is Ready only once its HPA reports AbleToScale: in a
+		// real cluster that adds up to 15 s after the pods are Ready. The
+		// test shortens the loop so its timings measure the function and
+		// Crossplane, not this period.
+		"--horizontal-pod-autoscaler-sync-period=2s",
 	})
 	if err != nil {
 		return nil, err
