@@ -58,6 +58,14 @@ test: tools ## Run vet, the unit, golden and generated-file tests and the crossp
 render: $(FUNCTION) $(CROSSPLANE) ## Render examples/xr.yaml with the real crossplane CLI (STAGE=pulling|failed|starting|serving|degraded).
 	@go run ./test/render/cmd/render -function=$(FUNCTION) -crossplane=$(CROSSPLANE) -stage=$(STAGE)
 
+.PHONY: xpkg
+xpkg: $(CROSSPLANE) ## Build the Function package bin/function-inferno.xpkg without Docker (runtime image from go-containerregistry).
+	@mkdir -p $(BIN)/xpkg
+	CGO_ENABLED=0 go build -trimpath -ldflags='-s -w' -o $(BIN)/xpkg/function .
+	cd test/e2e && go run ./cmd/runtime-image -binary=$(abspath $(BIN)/xpkg/function) -out=$(abspath $(BIN)/xpkg/runtime.tar)
+	$(CROSSPLANE) xpkg build --package-root=package --embed-runtime-image-tarball=$(BIN)/xpkg/runtime.tar -o $(BIN)/function-inferno.xpkg
+	@echo "built $(BIN)/function-inferno.xpkg; push it with: $(CROSSPLANE) xpkg push -f $(BIN)/function-inferno.xpkg <registry>/function-inferno:<tag>"
+
 .PHONY: bench
 bench: $(FUNCTION) ## Benchmark RunFunction in-process, then load the gRPC server against the empty floor function.
 	@mkdir -p $(BIN)
