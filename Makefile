@@ -64,7 +64,9 @@ xpkg: $(CROSSPLANE) ## Build the Function package bin/function-inferno.xpkg with
 	CGO_ENABLED=0 go build -trimpath -ldflags='-s -w' -o $(BIN)/xpkg/function .
 	cd test/e2e && go run ./cmd/runtime-image -binary=$(abspath $(BIN)/xpkg/function) -out=$(abspath $(BIN)/xpkg/runtime.tar)
 	$(CROSSPLANE) xpkg build --package-root=package --embed-runtime-image-tarball=$(BIN)/xpkg/runtime.tar -o $(BIN)/function-inferno.xpkg
-	@echo "built $(BIN)/function-inferno.xpkg; push it with: $(CROSSPLANE) xpkg push -f $(BIN)/function-inferno.xpkg <registry>/function-inferno:<tag>"
+	@# The Configuration package: the XRD and Composition, depending on the Function.
+	$(CROSSPLANE) xpkg build --package-root=apis --ignore='rbac.yaml' -o $(BIN)/configuration-inferno.xpkg
+	@echo "built $(BIN)/function-inferno.xpkg and $(BIN)/configuration-inferno.xpkg; push each with: $(CROSSPLANE) xpkg push -f <file> <registry>/<name>:<tag>"
 
 .PHONY: bench
 bench: $(FUNCTION) ## Benchmark RunFunction in-process, then load the gRPC server against the empty floor function.
