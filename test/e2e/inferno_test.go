@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -366,6 +367,7 @@ func (s *infernoSuite) failure(t *testing.T) {
 		t.Errorf("a Deployment exists for a claim whose weights never arrived (err %v)", err)
 	}
 	sc.note("message: %s", msg)
+	deleteClaimsAndWait(ctx, t, "team-a", []string{"broken"})
 }
 
 // --- 07 isolation -----------------------------------------------------------
@@ -686,6 +688,29 @@ func (s *infernoSuite) fault(t *testing.T) {
 	if len(xrs) != len(names) {
 		t.Errorf("%d composites for %d claims in %s", len(xrs), len(names), ns)
 	}
+	// Leave nothing reconciling behind that would load the stress run.
+	deleteClaimsAndWait(ctx, t, ns, names)
+}
+
+// deleteClaimsAndWait deletes claims and waits until all their composed
+// objects are gone.
+func deleteClaimsAndWait(ctx context.Context, t *testing.T, ns string, names []string) {
+	t.Helper()
+	for _, n := range names {
+		if err := env.admin.Delete(ctx, claimGVK, ns, n); err != nil {
+			t.Error(err)
+		}
+	}
+	err := kube.Eventually(ctx, 2*time.Minute, 500*time.Millisecond, fmt.Sprintf("%d claims in %s deleted with everything they composed", len(names), ns), func(ctx context.Context) (bool, string, error) {
+		var left []string
+		for _, n := range names {
+			left = append(left, composedLeft(ctx, ns, n)...)
+		}
+		return len(left) == 0, strings.Join(left, ", "), nil
+	})
+	if err != nil {
+		t.Error(err)
+	}
 }
 
 func assertExactlyOneEach(ctx context.Context, t *testing.T, ns, name string) {
@@ -728,6 +753,7 @@ func (s *infernoSuite) stress(t *testing.T) {
 	for i := range names {
 		names[i] = fmt.Sprintf("s-%03d", i)
 	}
+	cpuBefore := cpuByProcess()
 	start := time.Now()
 	var wg sync.WaitGroup
 	errs := make(chan error, n)
@@ -757,6 +783,7 @@ func (s *infernoSuite) stress(t *testing.T) {
 	waitClaimsReady(ctx, t, ns, names, timeout)
 	took := time.Since(start)
 	sc.note("all %d Ready in %.1fs (goal for 50: < 60 s)", n, took.Seconds())
+	sc.note("CPU seconds meanwhile: %s", cpuSpent(cpuBefore, cpuByProcess()))
 	if n == 50 && took > 60*time.Second {
 		t.Errorf("50 claims took %.1fs to become Ready, the goal is under 60 s", took.Seconds())
 	}
@@ -1020,4 +1047,34 @@ func minDur(a, b time.Duration) time.Duration {
 		return a
 	}
 	return b
+}
+
+// cpuByProcess snapshots the CPU time of every process the test started.
+func cpuByProcess() map[string]float64 {
+	out := map[string]float64{}
+	for _, p := range env.cp.Processes() {
+		out[p.Name] += p.CPUSeconds()
+	}
+	return out
+}
+
+// cpuSpent renders the CPU seconds each process used between two
+// snapshots, biggest first.
+func cpuSpent(before, after map[string]float64) string {
+	type use struct {
+		name string
+		sec  float64
+	}
+	var uses []use
+	for name, a := range after {
+		if d := a - before[name]; d >= 0.5 {
+			uses = append(uses, use{name, d})
+		}
+	}
+	sort.Slice(uses, func(i, j int) bool { return uses[i].sec > uses[j].sec })
+	var parts []string
+	for _, u := range uses {
+		parts = append(parts, fmt.Sprintf("%s %.0f", u.name, u.sec))
+	}
+	return strings.Join(parts, ", ")
 }

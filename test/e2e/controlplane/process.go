@@ -203,3 +203,24 @@ func WaitFor(ctx context.Context, timeout time.Duration, what string, p *Process
 		}
 	}
 }
+
+// CPUSeconds is the user+system CPU time the process has used so far (0 if
+// it has exited), read from /proc. Scenarios use it to say which component
+// a load test spends the machine's two cores on.
+func (p *Process) CPUSeconds() float64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.PID()))
+	if err != nil {
+		return 0
+	}
+	// The command name (field 2) is parenthesised and may hold spaces;
+	// utime and stime are fields 14 and 15, counted after it.
+	s := string(b)
+	fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	if len(fields) < 13 {
+		return 0
+	}
+	var utime, stime float64
+	fmt.Sscan(fields[11], &utime)
+	fmt.Sscan(fields[12], &stime)
+	return (utime + stime) / 100 // USER_HZ is 100 on Linux
+}
