@@ -36,6 +36,7 @@ var (
 	flagKeep     = flag.Bool("keep", false, "leave the work directory (logs, etcd data, kubeconfigs) in place after the run")
 	flagFunction = flag.String("function", "auto", "which function to install: real (the repo's), standin (testdata/standin), or auto (real if the repo has one)")
 	flagDebug    = flag.Bool("fn-debug", false, "run the function with --debug")
+	flagProfile  = flag.Bool("profile", false, "save a 30 s CPU profile of the API server during the stress scenario to the logs")
 )
 
 // env is the shared control plane, set up once by TestMain.

@@ -224,7 +224,9 @@ func Start(ctx context.Context, o Options) (cp *ControlPlane, err error) {
 		"--audit-log-path=" + cp.AuditLog,
 		"--audit-log-format=json",
 		"--audit-log-maxsize=0",
-		"--profiling=false",
+		// Profiling stays on (it answers only authenticated admins on
+		// 127.0.0.1) so a slow run can be explained: see -profile.
+		"--profiling=true",
 		// The default 400/200 in-flight limits are fine; the stress scenario
 		// is bounded by the two cores, not by API priority and fairness.
 	}, gcEnv)
@@ -374,6 +376,10 @@ func (cp *ControlPlane) RESTConfig(id Identity) (*rest.Config, error) {
 	cfg.QPS, cfg.Burst = 200, 400
 	return cfg, nil
 }
+
+// HTTPClient is an HTTP client authenticated as id, for endpoints the typed
+// clients do not cover (/debug/pprof).
+func (cp *ControlPlane) HTTPClient(id Identity) (*http.Client, error) { return cp.httpClient(id) }
 
 func (cp *ControlPlane) httpClient(id Identity) (*http.Client, error) {
 	cfg, err := cp.RESTConfig(id)
