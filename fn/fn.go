@@ -40,8 +40,6 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 		fatal(rsp, err)
 		return rsp, nil
 	}
-	log = log.WithValues("xr", xr.GetName())
-
 	s, warnings, err := resolve(xr, in)
 	if err != nil {
 		fatal(rsp, err)
@@ -60,7 +58,7 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 	for _, w := range append(warnings, c.Report.Warnings...) {
 		response.Warning(rsp, errors.New(w)).TargetCompositeAndClaim()
 	}
-	log.Debug("Rendered", "phase", c.Report.Status.Phase, "resources", len(c.Resources))
+	log.Debug("Rendered", "xr", xr.GetName(), "phase", c.Report.Status.Phase, "resources", len(c.Resources))
 	return rsp, nil
 }
 
