@@ -67,6 +67,8 @@ func TestInferno(t *testing.T) {
 	t.Run("09-fault", s.fault)
 	t.Run("08-stress", s.stress)
 	t.Run("10-security", s.security)
+	// Last: it takes a permission away from Crossplane for a while.
+	t.Run("11b-rbac-missing-permission", s.rbacMissing)
 	_ = ctx
 }
 
@@ -538,6 +540,13 @@ func (s *infernoSuite) update(t *testing.T) {
 		}
 	}
 	sc.note("new weights served, rolled out, Ready again in %.1fs (reported the previous weights meanwhile: %v)", time.Since(start).Seconds(), sawPrevious)
+	// Crossplane v2.4 stops reacting to an XR's watch events for a while
+	// when they come too fast (burst 100, refill 1/s); a rollout of two
+	// replicas plus a new Job can trip it, and the XR then waits for the
+	// next poll (1 min). Say so when it happened.
+	if n := countInLog("crossplane.log", "Circuit breaker is open"); n > 0 {
+		sc.note("Crossplane's XR circuit breaker opened %d time(s) so far (convergence then waits for the 1 min poll)", n)
+	}
 }
 
 func serverCPU(d *appsv1.Deployment) string {
@@ -1116,4 +1125,78 @@ func profileAPIServer(t *testing.T, d time.Duration, path string) {
 		return
 	}
 	t.Logf("API server CPU profile: %s (go tool pprof -top %s)", path, path)
+}
+
+// rbacMissing shows the RBAC scenario has teeth: without the ClusterRole we
+// ship, Crossplane (holding only its chart role) cannot create the pull Job
+// or the PVC, and the claim says so; with it back, the claim recovers.
+func (s *infernoSuite) rbacMissing(t *testing.T) {
+	ctx := context.Background()
+	sc := env.summary.start(t, "11b rbac: a missing permission is caught")
+	shipped, err := kube.DecodeYAML(mustRead(t, filepath.Join(repoRoot(), "apis", "rbac.yaml")))
+	if err != nil || len(shipped) == 0 {
+		t.Fatalf("apis/rbac.yaml: %v", err)
+	}
+	for _, o := range shipped {
+		if err := env.admin.Delete(ctx, o.GroupVersionKind(), o.GetNamespace(), o.GetName()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := kube.Eventually(ctx, 30*time.Second, 200*time.Millisecond, "Crossplane's aggregated role to lose batch/jobs", func(ctx context.Context) (bool, string, error) {
+		ok, why := can(ctx, t, controlplane.Crossplane, "create", "batch", "jobs", "team-rbac")
+		return !ok, why, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	const ns = "team-rbac"
+	if err := env.createTeamNamespace(ctx, ns); err != nil {
+		t.Fatal(err)
+	}
+	applyClaim(ctx, t, smallClaim(t, ns, "norbac"))
+	var seen string
+	err = kube.Eventually(ctx, 60*time.Second, 250*time.Millisecond, "the composite to report the missing permission", func(ctx context.Context) (bool, string, error) {
+		xrs, err := env.admin.List(ctx, xrGVK, "", "crossplane.io/claim-name=norbac")
+		if err != nil || len(xrs) == 0 {
+			return false, "no composite yet", err
+		}
+		st, _, msg := kube.Condition(&xrs[0], "Synced")
+		seen = msg
+		return st == "False" && strings.Contains(msg, "forbidden"), kube.ConditionsSummary(&xrs[0]), nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc.note("without apis/rbac.yaml: Synced=False, %q", truncate(seen, 160))
+	start := time.Now()
+	if _, err := env.admin.ApplyFile(ctx, filepath.Join(repoRoot(), "apis", "rbac.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	waitClaimsReady(ctx, t, ns, []string{"norbac"}, 3*time.Minute)
+	sc.note("RBAC restored -> claim Ready in %.1fs", time.Since(start).Seconds())
+}
+
+func mustRead(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
+// countInLog counts the lines of a log under the run's log directory that
+// contain substr.
+func countInLog(name, substr string) int {
+	b, err := os.ReadFile(filepath.Join(env.logDir(), name))
+	if err != nil {
+		return 0
+	}
+	return strings.Count(string(b), substr)
 }
