@@ -164,3 +164,18 @@ func observedFrom(t testing.TB, rsp *fnv1.RunFunctionResponse, name string, stat
 func readiness(rsp *fnv1.RunFunctionResponse, name string) fnv1.Ready {
 	return rsp.GetDesired().GetResources()[name].GetReady()
 }
+
+// nested reads a value at a path of an unstructured object.
+func nested(obj map[string]any, fields ...string) (any, bool) {
+	var cur any = obj
+	for _, f := range fields {
+		m, ok := cur.(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		if cur, ok = m[f]; !ok {
+			return nil, false
+		}
+	}
+	return cur, true
+}

@@ -167,19 +167,6 @@ func jsonKind(goKind string) string {
 	}
 }
 
-func nested(obj map[string]any, fields ...string) (any, bool) {
-	var cur any = obj
-	for _, f := range fields {
-		m, ok := cur.(map[string]any)
-		if !ok {
-			return nil, false
-		}
-		if cur, ok = m[f]; !ok {
-			return nil, false
-		}
-	}
-	return cur, true
-}
 
 // resolve checks an XR against everything the schema cannot express and
 // applies the Input's defaults. It returns one error that names each bad
