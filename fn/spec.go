@@ -167,7 +167,6 @@ func jsonKind(goKind string) string {
 	}
 }
 
-
 // resolve checks an XR against everything the schema cannot express and
 // applies the Input's defaults. It returns one error that names each bad
 // field and its fix, and warnings for specs that are legal but risky.
