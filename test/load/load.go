@@ -5,18 +5,16 @@ import (
 	"fmt"
 	"os"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"github.com/inferno-ai/function-inferno/test/fnproc"
+	"github.com/inferno-ai/function-inferno/test/render"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/protobuf/types/known/structpb"
-	"sigs.k8s.io/yaml"
-
-	"github.com/inferno-ai/function-inferno/test/fnproc"
 )
 
 // Server is a function server process on a loopback port, with mTLS.
@@ -229,18 +227,9 @@ func readDocs(path string) ([]map[string]any, error) {
 	if err != nil {
 		return nil, err
 	}
-	var out []map[string]any
-	for _, doc := range strings.Split(string(b), "\n---") {
-		m := map[string]any{}
-		if err := yaml.Unmarshal([]byte(strings.TrimPrefix(doc, "---")), &m); err != nil {
-			return nil, fmt.Errorf("%s: %w", path, err)
-		}
-		if len(m) > 0 {
-			out = append(out, m)
-		}
+	docs, err := render.Documents(b)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("%s: no YAML documents", path)
-	}
-	return out, nil
+	return docs, nil
 }
