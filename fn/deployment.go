@@ -1,6 +1,7 @@
 package fn
 
 import (
+	"fmt"
 	"strconv"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -46,12 +47,35 @@ type weights struct {
 	SubPath string
 }
 
-// wantedWeights are the weights the claim asks for now.
-func wantedWeights(s *service) weights {
-	if !s.Model.pulled() {
-		return weights{ID: s.Model.Hash, Claim: s.Model.Claim, SubPath: s.Model.SubPath}
+// wantedWeights are the weights the claim asks for now for version v.
+func wantedWeights(s *service, v *modelVersion) weights {
+	m := v.Model
+	if !m.pulled() {
+		return weights{ID: m.Hash, Claim: m.Claim, SubPath: m.SubPath}
 	}
-	return weights{ID: s.Model.Hash, Claim: pvcName(s), SubPath: cacheDir(s)}
+	return weights{ID: m.Hash, Claim: pvcName(s), SubPath: cacheDir(m)}
+}
+
+// servingWeights decides which weights version v's servers mount: the
+// wanted ones once they are there; until then, whatever an existing
+// Deployment already serves. Nil means no servers yet: only their first
+// creation waits for the weights.
+func servingWeights(s *service, v *modelVersion, o observedVersion, pull jobState) (*weights, error) {
+	want := wantedWeights(s, v)
+	switch {
+	case !v.Model.pulled() || pull == jobComplete:
+		return &want, nil
+	case o.Deployment != nil:
+		t, err := o.servedTemplate()
+		if err != nil {
+			return nil, fmt.Errorf("cannot decode the observed composed resource %s: %w", v.deploymentResource(), err)
+		}
+		if w, ok := servedWeights(t); ok {
+			return &w, nil
+		}
+		return &want, nil
+	}
+	return nil, nil
 }
 
 // servedWeights reads the weights an observed Deployment's pod template
@@ -73,17 +97,19 @@ func servedWeights(t *corev1.PodTemplateSpec) (w weights, ok bool) {
 	return w, w.ID != "" && w.Claim != ""
 }
 
-// renderDeployment builds the model servers, mounting w read-only.
-func renderDeployment(s *service, w weights) *appsv1.Deployment {
+// renderDeployment builds the model servers of version v, mounting w
+// read-only. Every version serves under the claim's name (MODEL_NAME), so
+// a client's requests read the same whichever version answers them.
+func renderDeployment(s *service, v *modelVersion, w weights) *appsv1.Deployment {
 	rt := s.Runtime
 	port := *rt.Port
 	startup := *rt.StartupSeconds
-	labels := s.labels(componentServer)
+	labels := s.labels(v, v.component())
 
 	env := []corev1.EnvVar{
 		{Name: envModelDir, Value: mountModel},
 		{Name: envModelName, Value: s.Name},
-		{Name: envModelVersion, Value: s.Model.Version},
+		{Name: envModelVersion, Value: v.Model.Version},
 		{Name: envPort, Value: strconv.Itoa(int(port))},
 		// The weights are local: servers must never reach for a hub.
 		{Name: "HF_HUB_OFFLINE", Value: "1"},
@@ -143,9 +169,9 @@ func renderDeployment(s *service, w weights) *appsv1.Deployment {
 
 	d := &appsv1.Deployment{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"},
-		ObjectMeta: metav1.ObjectMeta{Name: s.Name, Namespace: s.Namespace, Labels: labels},
+		ObjectMeta: metav1.ObjectMeta{Name: v.serverName(s), Namespace: s.Namespace, Labels: labels},
 		Spec: appsv1.DeploymentSpec{
-			Selector: &metav1.LabelSelector{MatchLabels: s.selector()},
+			Selector: &metav1.LabelSelector{MatchLabels: v.selector(s)},
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: labels, Annotations: map[string]string{annotationWeights: w.ID}},
 				Spec:       pod,
@@ -156,10 +182,10 @@ func renderDeployment(s *service, w weights) *appsv1.Deployment {
 			RevisionHistoryLimit:    ptrTo(int32(3)),
 		},
 	}
-	if s.Autoscaling == nil {
+	if !v.autoscaled(s) {
 		// With an autoscaler, spec.replicas belongs to it: setting it here
 		// would make Crossplane and the HPA fight on every reconcile.
-		d.Spec.Replicas = ptrTo(s.MinReplicas)
+		d.Spec.Replicas = ptrTo(v.Replicas)
 	}
 	return d
 }

@@ -348,7 +348,7 @@ func TestDeploymentStrategy(t *testing.T) {
 			setPath(xr, tc.uri, "spec", "model", "uri")
 			setPath(xr, tc.mode, "spec", "storage", "accessMode")
 			s := mustResolve(t, xr, nil)
-			d := renderDeployment(s, wantedWeights(s))
+			d := renderDeployment(s, s.primary(), wantedWeights(s, s.primary()))
 			if diff := cmp.Diff(tc.want, d.Spec.Strategy.Type); diff != "" {
 				t.Errorf("strategy (-want +got):\n%s", diff)
 			}
@@ -364,7 +364,7 @@ func TestDeploymentSelectorStable(t *testing.T) {
 	setPath(b, "tgi", "spec", "model", "framework")
 	setPath(b, "hf://other/model", "spec", "model", "uri")
 	sa, sb := mustResolve(t, a, nil), mustResolve(t, b, nil)
-	da, db := renderDeployment(sa, wantedWeights(sa)), renderDeployment(sb, wantedWeights(sb))
+	da, db := renderDeployment(sa, sa.primary(), wantedWeights(sa, sa.primary())), renderDeployment(sb, sb.primary(), wantedWeights(sb, sb.primary()))
 	want := &metav1.LabelSelector{MatchLabels: map[string]string{labelInstance: "llama", labelComponent: componentServer}}
 	if diff := cmp.Diff(want, da.Spec.Selector); diff != "" {
 		t.Errorf("selector (-want +got):\n%s", diff)

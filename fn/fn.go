@@ -98,64 +98,82 @@ type composition struct {
 // same composition.
 //
 // Only the first creation of the servers waits for the weights. Crossplane
-// deletes whatever the function stops returning, so once the Deployment,
-// Service or autoscaler exists it is returned on every later call.
+// deletes whatever the function stops returning, so once a Deployment,
+// Service or autoscaler exists it is returned on every later call. Each
+// version of a split goes through the same steps with its own objects.
 func compose(s *service, ocds map[string]*fnv1.Resource) (composition, error) {
 	var c composition
 	add := func(name string, obj runtime.Object, ready bool) {
 		c.Resources = append(c.Resources, composedResource{Name: name, Object: obj, Ready: ready})
 	}
 
-	var job pullJob
-	if s.Model.pulled() {
-		job = renderPullJob(s)
+	jobs := make([]pullJob, len(s.Versions))
+	jobResources := make([]string, len(s.Versions))
+	for i := range s.Versions {
+		if s.Versions[i].Model.pulled() {
+			jobs[i] = renderPullJob(s, &s.Versions[i])
+			jobResources[i] = jobs[i].Resource
+		}
 	}
-	o, err := observe(ocds, job.Resource)
+	o, err := observe(ocds, s, jobResources)
 	if err != nil {
 		return c, err
 	}
 
-	p := progress{}
 	var warnings []string
-	if s.Model.pulled() {
+	if s.pulledAny() {
 		pvc, w := renderPVC(s, o.PVC)
 		warnings = append(warnings, w...)
 		add(resourcePVC, pvc, pvcBound(o.PVC))
-
-		p.Pull, p.PullDetail = pullState(o.Job)
-		p.JobName = job.Job.Name
-		add(job.Resource, job.Job, p.Pull == jobComplete)
 	}
 
-	// Which weights the servers mount: the wanted ones once they are
-	// there; until then, whatever an existing Deployment already serves.
-	want := wantedWeights(s)
-	switch {
-	case !s.Model.pulled() || p.Pull == jobComplete:
-		p.Serving = &want
-	case o.Deployment != nil:
-		t, err := o.servedTemplate()
-		if err != nil {
+	ps := make([]progress, len(s.Versions))
+	serving := false
+	for i := range s.Versions {
+		v, ov, p := &s.Versions[i], o.Versions[i], &ps[i]
+		if v.Model.pulled() {
+			p.Pull, p.PullDetail = pullState(ov.Job)
+			p.JobName = jobs[i].Job.Name
+			add(jobs[i].Resource, jobs[i].Job, p.Pull == jobComplete)
+		}
+		if p.Serving, err = servingWeights(s, v, ov, p.Pull); err != nil {
 			return c, err
 		}
-		if w, ok := servedWeights(t); ok {
-			p.Serving = &w
-		} else {
-			p.Serving = &want
+		if p.Serving != nil {
+			serving = true
+			add(v.deploymentResource(), renderDeployment(s, v, *p.Serving), deploymentReady(ov.Deployment))
+		}
+		if v.autoscaled(s) && (p.Serving != nil || ov.HPA != nil) {
+			add(v.hpaResource(), renderHPA(s, v), hpaReady(ov.HPA))
+		}
+		if s.Split && (p.Serving != nil || ov.Service != nil) {
+			add(v.serviceResource(), renderVersionService(s, v), serviceReady(ov.Service))
+			p.ServiceRendered = true
 		}
 	}
-	if p.Serving != nil {
-		add(resourceDeployment, renderDeployment(s, *p.Serving), deploymentReady(o.Deployment))
-	}
-	if p.Serving != nil || o.Service != nil {
+	// The Service <name> comes with the first servers, of any version.
+	mainService := serving || o.Service != nil
+	if mainService {
 		add(resourceService, renderService(s), serviceReady(o.Service))
-		p.ServiceRendered = true
-	}
-	if s.Autoscaling != nil && (p.Serving != nil || o.HPA != nil) {
-		add(resourceHPA, renderHPA(s), hpaReady(o.HPA))
+		if !s.Split {
+			ps[0].ServiceRendered = true
+		}
 	}
 
-	c.Report = statusFor(s, o, p)
+	var rt *routeState
+	if s.Gateway != nil && (ps[0].ServiceRendered || o.Route != nil) {
+		ready := make([]bool, len(s.Versions))
+		for i := range s.Versions {
+			d := o.Versions[i].Deployment
+			ready[i] = ps[i].ServiceRendered && d != nil && d.Status.ReadyReplicas > 0
+		}
+		backends := routeBackends(s, ready)
+		ok, st := routeReady(s, o.Route, backends)
+		add(resourceRoute, renderHTTPRoute(s, backends), ok)
+		rt = &st
+	}
+
+	c.Report = statusFor(s, o, ps, mainService, rt)
 	c.Report.Warnings = append(warnings, c.Report.Warnings...)
 	return c, nil
 }

@@ -14,7 +14,10 @@ const resourceHPA = "hpa"
 // utilisation against the request, and the runtime's in-flight request
 // gauge as a Pods metric. The autoscaler takes the larger of the two
 // recommendations.
-func renderHPA(s *service) *autoscalingv2.HorizontalPodAutoscaler {
+//
+// In a split each version has its own autoscaler, bounded by its share of
+// spec.replicas.
+func renderHPA(s *service, v *modelVersion) *autoscalingv2.HorizontalPodAutoscaler {
 	a := s.Autoscaling
 	var metrics []autoscalingv2.MetricSpec
 	if a.CPUUtilization != nil {
@@ -43,11 +46,11 @@ func renderHPA(s *service) *autoscalingv2.HorizontalPodAutoscaler {
 	}
 	return &autoscalingv2.HorizontalPodAutoscaler{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "autoscaling/v2", Kind: "HorizontalPodAutoscaler"},
-		ObjectMeta: metav1.ObjectMeta{Name: s.Name, Namespace: s.Namespace, Labels: s.labels(componentServer)},
+		ObjectMeta: metav1.ObjectMeta{Name: v.serverName(s), Namespace: s.Namespace, Labels: s.labels(v, v.component())},
 		Spec: autoscalingv2.HorizontalPodAutoscalerSpec{
-			ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: s.Name},
-			MinReplicas:    ptrTo(s.MinReplicas),
-			MaxReplicas:    s.MaxReplicas,
+			ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: v.serverName(s)},
+			MinReplicas:    ptrTo(v.MinReplicas),
+			MaxReplicas:    v.MaxReplicas,
 			Metrics:        metrics,
 		},
 	}

@@ -32,9 +32,10 @@ type pullJob struct {
 }
 
 // cacheDir is where one model's weights live on the cache volume: one
-// directory per (uri, revision), so revisions never overwrite each other
-// and a server keeps reading its weights while a new revision is pulled.
-func cacheDir(s *service) string { return s.Model.Hash }
+// directory per (uri, revision), so revisions and versions never overwrite
+// each other and a server keeps reading its weights while a new revision
+// is pulled.
+func cacheDir(m model) string { return m.Hash }
 
 // renderPullJob builds the Job that downloads the weights into the cache
 // volume. It sets no TTL: the function keeps returning the Job, and a
@@ -45,26 +46,33 @@ func cacheDir(s *service) string { return s.Model.Hash }
 // another Secret) makes a new Job instead of a failed update. The cache
 // directory is keyed by the model alone, so a new Job for the same model
 // finds the marker and exits at once.
-func renderPullJob(s *service) pullJob {
-	labels := s.labels(componentPuller)
+//
+// Each version of a split has its own Job. The template names only the
+// weights, not the version, so a canary promoted to primary finds its Job
+// under the same name and is not pulled again.
+func renderPullJob(s *service, v *modelVersion) pullJob {
+	m := v.Model
+	labels := s.labels(v, componentPuller)
 	// The template's labels leave out the version and the framework: they
 	// may change without the weights changing, and must not cost a new Job.
-	podLabels := s.labels(componentPuller)
+	// Without the name label the Job's pods are never endpoints of a
+	// split's Service either (see splitSelector).
+	podLabels := s.labels(v, componentPuller)
 	delete(podLabels, labelVersion)
 	delete(podLabels, labelName)
 	env := []corev1.EnvVar{
-		{Name: envModelURI, Value: s.Model.URI},
-		{Name: envModelSource, Value: s.Model.Source},
-		{Name: envModelRevision, Value: s.Model.Revision},
-		{Name: envTargetDir, Value: mountCache + "/" + cacheDir(s)},
+		{Name: envModelURI, Value: m.URI},
+		{Name: envModelSource, Value: m.Source},
+		{Name: envModelRevision, Value: m.Revision},
+		{Name: envTargetDir, Value: mountCache + "/" + cacheDir(m)},
 	}
 	env = append(env, scratchEnv()...)
 	var envFrom []corev1.EnvFromSource
-	if ref := s.Model.Secret; ref != nil {
+	if ref := m.Secret; ref != nil {
 		// Credentials only ever by reference: the Secret's value never
 		// enters the Job's spec.
 		if ref.Key != "" {
-			name := s.Puller.TokenEnv
+			name := v.Puller.TokenEnv
 			if name == "" {
 				name = ref.Key
 			}
@@ -85,8 +93,8 @@ func renderPullJob(s *service) pullJob {
 			SecurityContext: podSecurityContext(),
 			Containers: []corev1.Container{{
 				Name:            "pull",
-				Image:           s.Puller.Image,
-				Command:         s.Puller.Command,
+				Image:           v.Puller.Image,
+				Command:         v.Puller.Command,
 				Env:             env,
 				EnvFrom:         envFrom,
 				SecurityContext: containerSecurityContext(),
@@ -119,7 +127,7 @@ func renderPullJob(s *service) pullJob {
 				Name:        s.Name + "-pull-" + hash,
 				Namespace:   s.Namespace,
 				Labels:      labels,
-				Annotations: map[string]string{annotationModelURI: s.Model.URI},
+				Annotations: map[string]string{annotationModelURI: m.URI},
 			},
 			Spec: batchv1.JobSpec{BackoffLimit: ptrTo(s.Backoff), Template: template},
 		},

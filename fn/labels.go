@@ -25,10 +25,14 @@ const (
 	componentCache  = "model-cache"
 	componentPuller = "model-puller"
 	componentServer = "model-server"
+	// componentCanary marks the servers of a version other than the
+	// primary, so that the primary's selector never matches them.
+	componentCanary = "model-server-canary"
+	componentRoute  = "model-route"
 )
 
-// labels returns the labels of one component's objects.
-func (s *service) labels(component string) map[string]string {
+// labels returns the labels of one component's objects of version v.
+func (s *service) labels(v *modelVersion, component string) map[string]string {
 	l := map[string]string{
 		labelName:      string(s.Model.Framework),
 		labelInstance:  s.Name,
@@ -36,8 +40,8 @@ func (s *service) labels(component string) map[string]string {
 		labelComponent: component,
 		labelPartOf:    partOf,
 	}
-	if s.Model.Version != "" {
-		l[labelVersion] = s.Model.Version
+	if v.Model.Version != "" {
+		l[labelVersion] = v.Model.Version
 	}
 	return l
 }
@@ -47,4 +51,13 @@ func (s *service) labels(component string) map[string]string {
 // are fixed for the life of a claim.
 func (s *service) selector() map[string]string {
 	return map[string]string{labelInstance: s.Name, labelComponent: componentServer}
+}
+
+// splitSelector selects the servers of every version of a split: the
+// claim's instance and the framework's name label. Both are on the
+// primary's servers from their start, so the Service <name> can switch to
+// it without restarting them; the pull Jobs' pods do not carry the name
+// label, so they never become endpoints.
+func (s *service) splitSelector() map[string]string {
+	return map[string]string{labelInstance: s.Name, labelName: string(s.Model.Framework)}
 }

@@ -21,7 +21,7 @@ func pvcName(s *service) string { return s.Name + "-weights" }
 func renderPVC(s *service, observed *corev1.PersistentVolumeClaim) (*corev1.PersistentVolumeClaim, []string) {
 	pvc := &corev1.PersistentVolumeClaim{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "PersistentVolumeClaim"},
-		ObjectMeta: metav1.ObjectMeta{Name: pvcName(s), Namespace: s.Namespace, Labels: s.labels(componentCache)},
+		ObjectMeta: metav1.ObjectMeta{Name: pvcName(s), Namespace: s.Namespace, Labels: s.labels(s.primary(), componentCache)},
 		Spec: corev1.PersistentVolumeClaimSpec{
 			AccessModes: []corev1.PersistentVolumeAccessMode{s.Storage.AccessMode},
 			Resources: corev1.VolumeResourceRequirements{

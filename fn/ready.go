@@ -1,10 +1,15 @@
 package fn
 
 import (
+	"fmt"
+
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 )
 
 // Readiness of each composed kind. Crossplane treats a composed resource of
@@ -141,4 +146,60 @@ func hpaCondition(h *autoscalingv2.HorizontalPodAutoscaler, t autoscalingv2.Hori
 		}
 	}
 	return nil
+}
+
+// routeState is what an HTTPRoute's status says about our Gateway.
+type routeState struct {
+	// Rendered says the route is returned this call.
+	Rendered bool
+	// Reported says a gateway controller wrote status for our parent.
+	Reported bool
+	// Rejected says it did not accept the route or resolve its backends.
+	Rejected bool
+	Message  string
+}
+
+// routeReady reads an HTTPRoute's status.parents for the Input's Gateway:
+//  1. no entry for that parent: no gateway controller has looked at the
+//     route yet; not ready, and a warning says so (the Service <name> still
+//     serves, but the exact split is not in effect);
+//  2. conditions Accepted=True and ResolvedRefs=True: ready;
+//  3. otherwise rejected, with the False condition's reason and message.
+func routeReady(s *service, r *gatewayv1.HTTPRoute, backends []routeBackend) (bool, routeState) {
+	gw := s.Gateway
+	st := routeState{Rendered: true, Message: fmt.Sprintf("no gateway controller has reported on HTTPRoute %s for Gateway %s/%s yet; until one accepts it the Service %s splits requests approximately", s.Name, gw.Namespace, gw.Name, s.Name)}
+	if r == nil {
+		return false, st
+	}
+	for _, p := range r.Status.Parents {
+		ref := p.ParentRef
+		ns := r.Namespace
+		if ref.Namespace != nil {
+			ns = string(*ref.Namespace)
+		}
+		section := ""
+		if ref.SectionName != nil {
+			section = string(*ref.SectionName)
+		}
+		if string(ref.Name) != gw.Name || ns != gw.Namespace || section != gw.SectionName {
+			continue
+		}
+		st.Reported = true
+		accepted := meta.FindStatusCondition(p.Conditions, string(gatewayv1.RouteConditionAccepted))
+		resolved := meta.FindStatusCondition(p.Conditions, string(gatewayv1.RouteConditionResolvedRefs))
+		for _, c := range []*metav1.Condition{accepted, resolved} {
+			if c != nil && c.Status != metav1.ConditionTrue {
+				st.Rejected = true
+				st.Message = fmt.Sprintf("Gateway %s/%s (%s) reports HTTPRoute %s %s=%s: %s: %s", gw.Namespace, gw.Name, p.ControllerName, s.Name, c.Type, c.Status, c.Reason, c.Message)
+				return false, st
+			}
+		}
+		if accepted == nil || resolved == nil {
+			st.Reported = false
+			return false, st
+		}
+		st.Message = fmt.Sprintf("HTTPRoute %s on Gateway %s/%s splits requests exactly: %s", s.Name, gw.Namespace, gw.Name, describeBackends(backends))
+		return true, st
+	}
+	return false, st
 }

@@ -16,13 +16,30 @@ const servicePort = int32(80)
 
 // renderService builds the ClusterIP Service in front of the servers. It is
 // named after the claim, so its DNS name is the one the app team expects.
+// In a split it selects the servers of every version, so requests spread
+// over all of them: the split follows the number of servers per version.
 func renderService(s *service) *corev1.Service {
+	sel := s.selector()
+	if s.Split {
+		sel = s.splitSelector()
+	}
+	return clusterIPService(s, s.Name, s.labels(s.primary(), componentServer), sel)
+}
+
+// renderVersionService builds the Service that reaches version v's servers
+// alone: the backend an HTTPRoute weighs, and a way to call one version
+// directly.
+func renderVersionService(s *service, v *modelVersion) *corev1.Service {
+	return clusterIPService(s, v.versionServiceName(s), s.labels(v, v.component()), v.selector(s))
+}
+
+func clusterIPService(s *service, name string, labels, selector map[string]string) *corev1.Service {
 	return &corev1.Service{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
-		ObjectMeta: metav1.ObjectMeta{Name: s.Name, Namespace: s.Namespace, Labels: s.labels(componentServer)},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: s.Namespace, Labels: labels},
 		Spec: corev1.ServiceSpec{
 			Type:     corev1.ServiceTypeClusterIP,
-			Selector: s.selector(),
+			Selector: selector,
 			Ports: []corev1.ServicePort{{
 				Name:       portName,
 				Port:       servicePort,
@@ -34,6 +51,8 @@ func renderService(s *service) *corev1.Service {
 }
 
 // serviceURL is the in-cluster address of the Service.
-func serviceURL(s *service) string {
-	return fmt.Sprintf("http://%s.%s.svc.cluster.local:%d", s.Name, s.Namespace, servicePort)
+func serviceURL(s *service) string { return serviceURLOf(s.Name, s.Namespace) }
+
+func serviceURLOf(name, namespace string) string {
+	return fmt.Sprintf("http://%s.%s.svc.cluster.local:%d", name, namespace, servicePort)
 }

@@ -30,7 +30,7 @@ func TestRenderService(t *testing.T) {
 			s := mustResolve(t, xr, nil)
 			want := &corev1.Service{
 				TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
-				ObjectMeta: metav1.ObjectMeta{Name: "llama", Namespace: "team-a", Labels: s.labels(componentServer)},
+				ObjectMeta: metav1.ObjectMeta{Name: "llama", Namespace: "team-a", Labels: s.labels(s.primary(), componentServer)},
 				Spec: corev1.ServiceSpec{
 					Type:     corev1.ServiceTypeClusterIP,
 					Selector: map[string]string{labelInstance: "llama", labelComponent: componentServer},

@@ -55,6 +55,14 @@ type service struct {
 	GPUSettings v1beta1.GPUSettings
 	Storage     storage
 	Backoff     int32
+	// Versions are the versions that serve, the primary (Model) first.
+	Versions []modelVersion
+	// Split says spec.traffic splits requests between versions: each
+	// version then also gets a Service of its own.
+	Split bool
+	// Gateway is the Input's Gateway API parent: a split is then also
+	// routed exactly by an HTTPRoute. Nil without one, or without a split.
+	Gateway *gateway
 }
 
 // model is spec.model, parsed.
@@ -203,11 +211,17 @@ func resolve(xr *v1alpha1.XInferenceService, in *v1beta1.Input) (*service, []str
 		}
 		s.Puller = p
 	}
-	if s.Model.Secret != nil && !s.Model.pulled() {
+	s.Versions = resolveTraffic(s, spec, in, &errs)
+	s.Split = spec.Traffic != nil
+	if s.Split {
+		s.Gateway = resolveGateway(s, in, &errs)
+	}
+	if s.Model.Secret != nil && !s.pulledAny() {
 		errs.add("spec.model.credentialsSecretRef", "pvc:// models are mounted, not pulled, so no credentials are read; remove it")
 	}
 
 	resolveReplicas(s, spec, &errs, &warnings)
+	spread(s)
 	resolveResources(s, spec.Resources, in, &errs, &warnings)
 	resolveStorage(s, spec.Storage, in, &errs, &warnings)
 	s.Backoff = in.BackoffLimit()
@@ -259,7 +273,7 @@ func resolveModel(m v1alpha1.ModelSpec, errs *fieldErrors) model {
 	if out.Framework == "" {
 		out.Framework = v1alpha1.FrameworkVLLM
 	}
-	parseURI(&out, errs)
+	parseURI(&out, "spec.model.uri", errs)
 
 	if !isFramework(out.Framework) {
 		errs.add("spec.model.framework", "%q is not supported; use one of %s", out.Framework, joinFrameworks())
@@ -267,9 +281,7 @@ func resolveModel(m v1alpha1.ModelSpec, errs *fieldErrors) model {
 	if m.Version != "" && (len(m.Version) > validation.LabelValueMaxLength || !labelValue.MatchString(m.Version)) {
 		errs.add("spec.model.version", "%q is not a valid label value; use at most 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit", m.Version)
 	}
-	if m.Revision != "" && (len(m.Revision) > 128 || !revisionPattern.MatchString(m.Revision) || strings.Contains(m.Revision, "..")) {
-		errs.add("spec.model.revision", "%q is not a revision; use a branch, tag, commit or object version of at most 128 letters, digits, '-', '_', '.' or '/'", m.Revision)
-	}
+	checkRevision(m.Revision, "spec.model.revision", errs)
 	if r := m.CredentialsSecretRef; r != nil {
 		for _, msg := range validation.IsDNS1123Subdomain(r.Name) {
 			errs.add("spec.model.credentialsSecretRef.name", "%q is not a Secret name: %s", r.Name, msg)
@@ -284,8 +296,16 @@ func resolveModel(m v1alpha1.ModelSpec, errs *fieldErrors) model {
 	return out
 }
 
-func parseURI(out *model, errs *fieldErrors) {
-	const field = "spec.model.uri"
+// checkRevision refuses a revision that is not a branch, tag, commit or
+// object version.
+func checkRevision(rev, field string, errs *fieldErrors) {
+	if rev != "" && (len(rev) > 128 || !revisionPattern.MatchString(rev) || strings.Contains(rev, "..")) {
+		errs.add(field, "%q is not a revision; use a branch, tag, commit or object version of at most 128 letters, digits, '-', '_', '.' or '/'", rev)
+	}
+}
+
+// parseURI parses the weights URI of out, reporting problems under field.
+func parseURI(out *model, field string, errs *fieldErrors) {
 	uri := out.URI
 	if uri == "" {
 		errs.add(field, "is required; set it to hf://org/model, s3://bucket/prefix, gs://bucket/prefix, https://host/file or pvc://claim[/path]")
@@ -529,7 +549,7 @@ func resolveStorage(s *service, st *v1alpha1.StorageSpec, in *v1beta1.Input, err
 		}
 		errs.add(field, "%q is not supported; use ReadWriteOnce or ReadWriteMany (the pull Job writes the volume while the servers read it)", s.Storage.AccessMode)
 	}
-	if !s.Model.pulled() {
+	if !s.pulledAny() {
 		if st != nil {
 			*warnings = append(*warnings, "spec.storage has no effect: pvc:// models are mounted from the claim they name, and no cache volume is made")
 		}

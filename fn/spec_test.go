@@ -270,7 +270,7 @@ func TestParseURI(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			m := model{URI: tc.uri}
 			var errs fieldErrors
-			parseURI(&m, &errs)
+			parseURI(&m, "spec.model.uri", &errs)
 			if err := errs.err(); err != nil {
 				t.Fatalf("parseURI(%q): %v", tc.uri, err)
 			}

@@ -2,6 +2,7 @@ package fn
 
 import (
 	"fmt"
+	"strings"
 
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
@@ -14,6 +15,9 @@ import (
 const (
 	conditionWeightsReady = "WeightsReady"
 	conditionServerReady  = "ServerReady"
+	// conditionTrafficSplit reports, in a split only, whether every
+	// version serves its share.
+	conditionTrafficSplit = "TrafficSplit"
 )
 
 // condition is one status condition the function reports.
@@ -24,8 +28,8 @@ type condition struct {
 	Message string
 }
 
-// progress is what the function rendered and observed this call: the
-// input of the status.
+// progress is what the function rendered and observed this call for one
+// version: the input of its status.
 type progress struct {
 	Pull       jobState
 	PullDetail string // the Failed condition's reason and message
@@ -33,7 +37,8 @@ type progress struct {
 	// Serving is set when the Deployment is rendered; Serving.ID differs
 	// from the model's hash while the servers keep older weights.
 	Serving *weights
-	// ServiceRendered says the Service is returned.
+	// ServiceRendered says the version's Service is returned: its own
+	// Service in a split, the Service <name> for the primary otherwise.
 	ServiceRendered bool
 }
 
@@ -44,63 +49,94 @@ type report struct {
 	Warnings   []string
 }
 
+// versionReport is where one version stands.
+type versionReport struct {
+	Weights, Server condition
+	Phase           v1alpha1.Phase
+	Message         string
+}
+
 // statusFor explains where the service is, in a phase, a message and one
-// condition each for the weights and the servers.
-func statusFor(s *service, o observed, p progress) report {
+// condition each for the weights and the servers of the primary version;
+// in a split also each version's state and a condition for the split.
+func statusFor(s *service, o observed, ps []progress, mainService bool, rt *routeState) report {
 	var r report
-	weights := weightsCondition(s, o, p)
-	server := serverCondition(s, o, p)
-	r.Conditions = []condition{weights, server}
-	r.Status.Phase, r.Status.Message = phaseFor(s, o, p, weights, server)
-	if o.Deployment != nil && p.Serving != nil {
-		r.Status.ReadyReplicas = o.Deployment.Status.ReadyReplicas
+	versions := make([]versionReport, len(s.Versions))
+	for i := range s.Versions {
+		versions[i] = versionStatus(s, &s.Versions[i], o.PVC, o.Versions[i], ps[i])
 	}
-	if p.ServiceRendered {
+	primary := versions[0]
+	r.Conditions = []condition{primary.Weights, primary.Server}
+	r.Status.Phase, r.Status.Message = primary.Phase, primary.Message
+	for i := range s.Versions {
+		if d := o.Versions[i].Deployment; d != nil && ps[i].Serving != nil {
+			r.Status.ReadyReplicas += d.Status.ReadyReplicas
+		}
+	}
+	if mainService {
 		r.Status.ServiceName = s.Name
 		r.Status.URL = serviceURL(s)
 	}
-	if o.HPA != nil && s.Autoscaling != nil {
-		if c := hpaCondition(o.HPA, autoscalingv2.ScalingActive); c != nil && c.Status == corev1.ConditionFalse {
-			r.Warnings = append(r.Warnings, fmt.Sprintf("spec.autoscaling: the autoscaler %s cannot scale yet (%s: %s); the servers stay at their current count until the cluster's metrics pipeline serves %s", s.Name, c.Reason, c.Message, autoscalerMetrics(s)))
+	for i := range s.Versions {
+		v, h := &s.Versions[i], o.Versions[i].HPA
+		if h == nil || !v.autoscaled(s) {
+			continue
 		}
+		if c := hpaCondition(h, autoscalingv2.ScalingActive); c != nil && c.Status == corev1.ConditionFalse {
+			r.Warnings = append(r.Warnings, fmt.Sprintf("spec.autoscaling: the autoscaler %s cannot scale yet (%s: %s); the servers stay at their current count until the cluster's metrics pipeline serves %s", v.serverName(s), c.Reason, c.Message, autoscalerMetrics(s)))
+		}
+	}
+	if s.Split {
+		splitStatus(s, o, ps, versions, rt, &r)
 	}
 	return r
 }
 
-func weightsCondition(s *service, o observed, p progress) condition {
-	if !s.Model.pulled() {
-		return condition{conditionWeightsReady, true, "UserVolume", fmt.Sprintf("serving %s read-only from the app team's own claim", s.Model.URI)}
+// versionStatus judges one version from its own objects.
+func versionStatus(s *service, v *modelVersion, pvc *corev1.PersistentVolumeClaim, o observedVersion, p progress) versionReport {
+	w := weightsCondition(s, v, pvc, p)
+	srv := serverCondition(s, v, o, p)
+	phase, msg := phaseFor(s, v, o, p, w, srv)
+	return versionReport{Weights: w, Server: srv, Phase: phase, Message: msg}
+}
+
+func weightsCondition(s *service, v *modelVersion, pvc *corev1.PersistentVolumeClaim, p progress) condition {
+	m := v.Model
+	if !m.pulled() {
+		return condition{conditionWeightsReady, true, "UserVolume", fmt.Sprintf("serving %s read-only from the app team's own claim", m.URI)}
 	}
 	vol := pvcName(s)
 	switch p.Pull {
 	case jobComplete:
-		return condition{conditionWeightsReady, true, "Pulled", fmt.Sprintf("the weights of %s are in volume %s", s.Model.URI, vol)}
+		return condition{conditionWeightsReady, true, "Pulled", fmt.Sprintf("the weights of %s are in volume %s", m.URI, vol)}
 	case jobFailed:
 		return condition{conditionWeightsReady, false, "PullFailed", fmt.Sprintf("pull Job %s failed (%s); read its logs with: kubectl logs -n %s job/%s", p.JobName, p.PullDetail, s.Namespace, p.JobName)}
 	case jobRunning:
-		msg := fmt.Sprintf("pull Job %s is downloading %s into volume %s", p.JobName, s.Model.URI, vol)
-		if o.PVC != nil && !pvcBound(o.PVC) {
-			msg += fmt.Sprintf("; the volume is %s (volumes of WaitForFirstConsumer classes bind when the Job's pod starts)", o.PVC.Status.Phase)
+		msg := fmt.Sprintf("pull Job %s is downloading %s into volume %s", p.JobName, m.URI, vol)
+		if pvc != nil && !pvcBound(pvc) {
+			msg += fmt.Sprintf("; the volume is %s (volumes of WaitForFirstConsumer classes bind when the Job's pod starts)", pvc.Status.Phase)
 		}
 		return condition{conditionWeightsReady, false, "Pulling", msg}
 	default:
-		return condition{conditionWeightsReady, false, "PullPending", fmt.Sprintf("creating volume %s and pull Job %s for %s", vol, p.JobName, s.Model.URI)}
+		return condition{conditionWeightsReady, false, "PullPending", fmt.Sprintf("creating volume %s and pull Job %s for %s", vol, p.JobName, m.URI)}
 	}
 }
 
-func serverCondition(s *service, o observed, p progress) condition {
-	d := o.Deployment
+func serverCondition(s *service, v *modelVersion, o observedVersion, p progress) condition {
+	d, name := o.Deployment, v.serverName(s)
 	switch {
 	case p.Serving == nil:
 		return condition{conditionServerReady, false, "WaitingForWeights", "the servers start once the weights are pulled"}
 	case d == nil:
-		return condition{conditionServerReady, false, "Creating", fmt.Sprintf("creating Deployment %s", s.Name)}
+		return condition{conditionServerReady, false, "Creating", fmt.Sprintf("creating Deployment %s", name)}
 	}
 	want, ready := desiredReplicas(d), d.Status.ReadyReplicas
 	if stalled, msg := deploymentStalled(d); stalled && ready < want {
-		return condition{conditionServerReady, false, "ProgressDeadlineExceeded", fmt.Sprintf("%d of %d servers ready and the rollout gave up: %s; see: kubectl describe -n %s deployment/%s", ready, want, msg, s.Namespace, s.Name)}
+		return condition{conditionServerReady, false, "ProgressDeadlineExceeded", fmt.Sprintf("%d of %d servers ready and the rollout gave up: %s; see: kubectl describe -n %s deployment/%s", ready, want, msg, s.Namespace, name)}
 	}
 	switch {
+	case want == 0 && s.Split && v.Weight == 0 && deploymentReady(d):
+		return condition{conditionServerReady, true, "NoTraffic", fmt.Sprintf("spec.traffic gives version %s weight 0: no server runs; its weights stay cached", v.Model.Version)}
 	case want == 0:
 		return condition{conditionServerReady, false, "ScaledToZero", "spec.replicas.min is 0: no server runs; the weights stay cached"}
 	case deploymentReady(d):
@@ -114,8 +150,8 @@ func serverCondition(s *service, o observed, p progress) condition {
 	}
 }
 
-// phaseFor reduces the two conditions to one phase and its message.
-func phaseFor(s *service, o observed, p progress, weights, server condition) (v1alpha1.Phase, string) {
+// phaseFor reduces a version's two conditions to one phase and its message.
+func phaseFor(s *service, v *modelVersion, o observedVersion, p progress, weights, server condition) (v1alpha1.Phase, string) {
 	if p.Serving == nil {
 		switch p.Pull {
 		case jobFailed:
@@ -126,7 +162,7 @@ func phaseFor(s *service, o observed, p progress, weights, server condition) (v1
 			return v1alpha1.PhasePending, weights.Message
 		}
 	}
-	older := p.Serving.ID != s.Model.Hash
+	older := p.Serving.ID != v.Model.Hash
 	switch server.Reason {
 	case "ProgressDeadlineExceeded":
 		if o.Deployment.Status.ReadyReplicas == 0 {
@@ -137,16 +173,28 @@ func phaseFor(s *service, o observed, p progress, weights, server condition) (v1
 		return v1alpha1.PhaseStarting, server.Message
 	case "Degraded", "ScaledToZero":
 		return v1alpha1.PhaseDegraded, server.Message
+	case "NoTraffic":
+		return v1alpha1.PhaseStandby, server.Message
 	}
 	// The servers answer. Say so, unless a newer model failed to pull.
+	url := versionURL(s, v)
 	switch {
 	case older && p.Pull == jobFailed:
 		return v1alpha1.PhaseDegraded, fmt.Sprintf("still serving the previous weights: %s", weights.Message)
 	case older:
-		return v1alpha1.PhaseServing, fmt.Sprintf("serving the previous weights at %s while %s", serviceURL(s), weights.Message)
+		return v1alpha1.PhaseServing, fmt.Sprintf("serving the previous weights at %s while %s", url, weights.Message)
 	default:
-		return v1alpha1.PhaseServing, fmt.Sprintf("serving %s at %s (%s)", s.Model.URI, serviceURL(s), server.Message)
+		return v1alpha1.PhaseServing, fmt.Sprintf("serving %s at %s (%s)", v.Model.URI, url, server.Message)
 	}
+}
+
+// versionURL is where a version answers: the Service <name> for the
+// primary, the version's own Service for the others.
+func versionURL(s *service, v *modelVersion) string {
+	if v.Primary {
+		return serviceURL(s)
+	}
+	return serviceURLOf(v.versionServiceName(s), s.Namespace)
 }
 
 func autoscalerMetrics(s *service) string {
@@ -158,4 +206,99 @@ func autoscalerMetrics(s *service) string {
 	default:
 		return "CPU utilisation (metrics-server)"
 	}
+}
+
+// splitStatus reports a split: each version in status.traffic, the
+// TrafficSplit condition, and the overall phase. The phase is the
+// primary's (or, when the primary has weight 0, that of the version with
+// the most traffic); a canary that failed makes a serving service Degraded
+// with the canary's reason, never Failed, since the primary still answers.
+func splitStatus(s *service, o observed, ps []progress, versions []versionReport, rt *routeState, r *report) {
+	lead := 0
+	for i := range s.Versions {
+		if s.Versions[i].Weight > s.Versions[lead].Weight {
+			lead = i
+		}
+	}
+	if s.Versions[0].Weight > 0 {
+		lead = 0
+	}
+	r.Status.Phase, r.Status.Message = versions[lead].Phase, versions[lead].Message
+
+	var waiting, failed []string
+	for i := range s.Versions {
+		v, vr := &s.Versions[i], versions[i]
+		ts := v1alpha1.TrafficStatus{
+			Version: v.Model.Version, Weight: v.Weight, URI: v.Model.URI,
+			Replicas: v.Replicas, Phase: vr.Phase, Message: vr.Message,
+		}
+		if v.autoscaled(s) {
+			ts.Replicas = v.MinReplicas
+		}
+		if d := o.Versions[i].Deployment; d != nil && ps[i].Serving != nil {
+			ts.ReadyReplicas = d.Status.ReadyReplicas
+		}
+		if ps[i].ServiceRendered {
+			ts.ServiceName = v.versionServiceName(s)
+		}
+		r.Status.Traffic = append(r.Status.Traffic, ts)
+		switch vr.Phase {
+		case v1alpha1.PhaseServing, v1alpha1.PhaseStandby:
+		case v1alpha1.PhaseFailed, v1alpha1.PhaseDegraded:
+			failed = append(failed, fmt.Sprintf("version %s is %s: %s", v.Model.Version, vr.Phase, vr.Message))
+		default:
+			waiting = append(waiting, fmt.Sprintf("version %s is %s", v.Model.Version, vr.Phase))
+		}
+	}
+	if r.Status.Phase == v1alpha1.PhaseServing && len(failed) > 0 {
+		r.Status.Phase = v1alpha1.PhaseDegraded
+		r.Status.Message = strings.Join(failed, "; ")
+	}
+
+	split := condition{Type: conditionTrafficSplit}
+	switch {
+	case len(failed) > 0:
+		split.Reason, split.Message = "VersionFailed", strings.Join(failed, "; ")
+	case len(waiting) > 0:
+		split.Reason, split.Message = "VersionsNotReady", strings.Join(waiting, "; ")+"; requests go to the versions that serve"
+	case rt != nil && rt.Rejected:
+		split.Reason, split.Message = "RouteNotAccepted", rt.Message
+	case rt != nil && !rt.Reported:
+		split.Reason, split.Message = "RoutePending", rt.Message
+		r.Warnings = append(r.Warnings, "input.traffic.gateway: "+rt.Message)
+	case rt != nil:
+		split.Status, split.Reason, split.Message = true, "Routed", rt.Message
+	default:
+		split.Status, split.Reason, split.Message = true, "Approximate", approximateSplit(s)
+	}
+	r.Conditions = append(r.Conditions, split)
+	if r.Status.Phase == v1alpha1.PhaseServing {
+		r.Status.Message += "; " + split.Message
+	}
+	if rt != nil && rt.Rendered {
+		r.Status.RouteURL = routeURL(s)
+	}
+}
+
+// approximateSplit says how the Service <name> splits requests: evenly
+// over the servers, so by each version's share of them.
+func approximateSplit(s *service) string {
+	total := int32(0)
+	for i := range s.Versions {
+		total += s.Versions[i].Replicas
+	}
+	parts := make([]string, len(s.Versions))
+	for i := range s.Versions {
+		v := &s.Versions[i]
+		got := int32(0)
+		if total > 0 {
+			got = (v.Replicas*100 + total/2) / total
+		}
+		parts[i] = fmt.Sprintf("version %s %d%% (%d of %d servers, asked %d%%)", v.Model.Version, got, v.Replicas, total, v.Weight)
+	}
+	msg := "the split is approximate, by servers: " + strings.Join(parts, ", ")
+	if s.Autoscaling != nil {
+		msg = "the split is approximate, by servers, and each version's autoscaler moves it: " + strings.Join(parts, ", ")
+	}
+	return msg + "; name a Gateway in the Composition's Input (input.traffic.gateway) for an exact split"
 }

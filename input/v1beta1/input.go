@@ -60,6 +60,55 @@ type Input struct {
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=20
 	PullBackoffLimit *int32 `json:"pullBackoffLimit,omitempty"`
+
+	// Traffic says how the split of a claim's spec.traffic reaches the
+	// servers. Without it the split is approximate: the claim's Service
+	// spreads requests over the servers of every version.
+	// +optional
+	Traffic *TrafficSettings `json:"traffic,omitempty"`
+}
+
+// TrafficSettings say how traffic splits are routed.
+type TrafficSettings struct {
+	// Gateway, when set, makes every claim with spec.traffic also get a
+	// Gateway API HTTPRoute (gateway.networking.k8s.io/v1) attached to this
+	// Gateway, with one weighted backend per version: an exact split.
+	// +optional
+	Gateway *GatewayParent `json:"gateway,omitempty"`
+}
+
+// GatewayParent names the Gateway, and optionally its listener, that
+// HTTPRoutes attach to.
+type GatewayParent struct {
+	// Name of the Gateway.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
+
+	// Namespace of the Gateway. Empty means the claim's namespace. A Gateway
+	// in another namespace must allow routes from the claims' namespaces
+	// (its listener's allowedRoutes).
+	// +optional
+	// +kubebuilder:validation:MaxLength=63
+	Namespace string `json:"namespace,omitempty"`
+
+	// SectionName is the Gateway's listener to attach to. Empty attaches to
+	// every listener that accepts the route.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	SectionName string `json:"sectionName,omitempty"`
+
+	// Domain, when set, gives every route the hostname
+	// <name>.<namespace>.<domain> and the claim status.routeURL.
+	// +optional
+	// +kubebuilder:validation:MaxLength=200
+	Domain string `json:"domain,omitempty"`
+
+	// Scheme of status.routeURL: http or https, as the listener serves.
+	// Defaults to http.
+	// +optional
+	// +kubebuilder:validation:Enum=http;https
+	Scheme string `json:"scheme,omitempty"`
 }
 
 // RuntimePreset is how one framework's model server runs.

@@ -31,7 +31,7 @@ var Frameworks = []Framework{FrameworkVLLM, FrameworkTriton, FrameworkTGI, Frame
 type AccessMode string
 
 // Phase summarises where an InferenceService is in its life.
-// +kubebuilder:validation:Enum=Pending;Pulling;Starting;Serving;Degraded;Failed
+// +kubebuilder:validation:Enum=Pending;Pulling;Starting;Serving;Degraded;Failed;Standby
 type Phase string
 
 // Phases of an InferenceService.
@@ -49,6 +49,9 @@ const (
 	PhaseDegraded Phase = "Degraded"
 	// PhaseFailed: the service cannot serve without a change from the user.
 	PhaseFailed Phase = "Failed"
+	// PhaseStandby: a version of a traffic split has weight 0: its weights
+	// are pulled and its objects kept, but no server runs.
+	PhaseStandby Phase = "Standby"
 )
 
 // XInferenceService is the composite resource behind an InferenceService
@@ -73,6 +76,10 @@ type XInferenceService struct {
 
 // InferenceServiceSpec describes the model to serve and how to serve it.
 // +kubebuilder:validation:XValidation:rule="!has(self.autoscaling) || !self.autoscaling.enabled || !has(self.replicas) || !has(self.replicas.min) || self.replicas.min >= 1",message="spec.replicas.min must be at least 1 when spec.autoscaling.enabled is true: a HorizontalPodAutoscaler cannot scale to zero"
+// +kubebuilder:validation:XValidation:rule="!has(self.traffic) || self.traffic.map(t, t.weight).sum() == 100",message="spec.traffic: the weights must sum to 100"
+// +kubebuilder:validation:XValidation:rule="!has(self.traffic) || (has(self.model.version) && self.traffic.exists(t, t.version == self.model.version))",message="spec.traffic must list spec.model.version, the primary version; set spec.model.version and give it a weight"
+// +kubebuilder:validation:XValidation:rule="!has(self.traffic) || self.traffic.all(t, (has(self.model.version) && t.version == self.model.version) || has(t.uri))",message="spec.traffic: every version other than spec.model.version needs a uri"
+// +kubebuilder:validation:XValidation:rule="!has(self.traffic) || !has(self.model.version) || self.traffic.all(t, t.version != self.model.version || (!has(t.uri) && !has(t.revision)))",message="spec.traffic: the primary version's weights are spec.model.uri and spec.model.revision; remove uri and revision from its traffic entry"
 type InferenceServiceSpec struct {
 	// Model says which weights to serve and with which runtime.
 	Model ModelSpec `json:"model"`
@@ -101,6 +108,59 @@ type InferenceServiceSpec struct {
 	// ignored for pvc:// models, which mount the user's own claim.
 	// +optional
 	Storage *StorageSpec `json:"storage,omitempty"`
+
+	// Traffic splits requests between versions of the model, for a canary.
+	// Each entry names a version and the percent of requests it gets; the
+	// weights sum to 100 and spec.model.version, the primary, is one of
+	// them. Every other entry names its own weights (uri, optional
+	// revision); framework, serve, resources and storage are shared. Each
+	// version gets its own pull Job, Deployment and Service
+	// (<name>-<version>); the Service <name> spreads requests over the
+	// servers of every version, so without a Gateway the split follows the
+	// number of servers per version and is approximate. Promote a canary by
+	// moving spec.model to it and dropping the old entry. Leave traffic out
+	// to serve spec.model alone.
+	// +optional
+	// +listType=map
+	// +listMapKey=version
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=8
+	Traffic []TrafficTarget `json:"traffic,omitempty"`
+}
+
+// TrafficTarget is one version of the model and its share of the requests.
+type TrafficTarget struct {
+	// Version names the version: spec.model.version for the primary, or a
+	// new tag for another version. It names that version's Deployment and
+	// Service, <name>-<version>, so it is a DNS label: lowercase letters,
+	// digits and '-'.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$')",message="must be lowercase letters, digits and '-', starting and ending with a letter or digit: it names the version's Deployment and Service"
+	Version string `json:"version"`
+
+	// Weight is the percent of requests this version gets, 0 to 100. A
+	// version of weight 0 keeps its weights pulled and its objects, with
+	// no server running.
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=100
+	Weight int32 `json:"weight"`
+
+	// URI of this version's weights, in the forms spec.model.uri takes.
+	// Required for every version but the primary, whose weights are
+	// spec.model.uri.
+	// +optional
+	// +kubebuilder:validation:MinLength=6
+	// +kubebuilder:validation:MaxLength=2048
+	// +kubebuilder:validation:XValidation:rule="self.matches('^(hf|s3|gs|https?|pvc)://.+')",message="must start with hf://, s3://, gs://, http://, https:// or pvc:// and name a model"
+	// +kubebuilder:validation:XValidation:rule="!self.matches('^[a-z0-9]+://[^/]*@')",message="must not carry credentials (user:password@); put them in a Secret and set spec.model.credentialsSecretRef"
+	URI string `json:"uri,omitempty"`
+
+	// Revision pins this version's source, as spec.model.revision does.
+	// +optional
+	// +kubebuilder:validation:MaxLength=128
+	// +kubebuilder:validation:Pattern=`^[A-Za-z0-9][-A-Za-z0-9_./]*$`
+	Revision string `json:"revision,omitempty"`
 }
 
 // ModelSpec identifies the weights and the runtime that serves them.
@@ -293,6 +353,46 @@ type InferenceServiceStatus struct {
 	URL string `json:"url,omitempty"`
 
 	// Message explains the phase in words a user can act on.
+	// +optional
+	Message string `json:"message,omitempty"`
+
+	// Traffic reports each version of spec.traffic as it is served.
+	// +optional
+	Traffic []TrafficStatus `json:"traffic,omitempty"`
+
+	// RouteURL is the address of the HTTPRoute that splits the traffic
+	// exactly, when the platform routes through a Gateway with a domain.
+	// +optional
+	RouteURL string `json:"routeURL,omitempty"`
+}
+
+// TrafficStatus is one version of a traffic split as it is served.
+type TrafficStatus struct {
+	// Version is the version's name from spec.traffic.
+	Version string `json:"version"`
+
+	// Weight is the percent of requests spec.traffic asks for.
+	Weight int32 `json:"weight"`
+
+	// URI of the version's weights.
+	URI string `json:"uri"`
+
+	// Replicas is the number of servers the version runs, or the autoscaler's
+	// floor for it: the weight applied to spec.replicas.
+	Replicas int32 `json:"replicas"`
+
+	// ReadyReplicas is the number of the version's servers ready to answer.
+	ReadyReplicas int32 `json:"readyReplicas"`
+
+	// ServiceName is the Service that reaches this version alone.
+	// +optional
+	ServiceName string `json:"serviceName,omitempty"`
+
+	// Phase is where this version is in its life.
+	// +optional
+	Phase Phase `json:"phase,omitempty"`
+
+	// Message explains the version's phase.
 	// +optional
 	Message string `json:"message,omitempty"`
 }

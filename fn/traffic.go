@@ -1,0 +1,265 @@
+package fn
+
+import (
+	"fmt"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/inferno-ai/function-inferno/apis/inference/v1alpha1"
+	"github.com/inferno-ai/function-inferno/input/v1beta1"
+)
+
+// modelVersion is one version of the model that serves a share of the
+// requests: the primary (spec.model) or another entry of spec.traffic.
+// Without spec.traffic the primary is the only version and has them all.
+//
+// The primary keeps the names a service without a split has (Deployment
+// and autoscaler <name>, composition resources "deployment" and "hpa"), so
+// adding or removing a canary never touches its servers.
+type modelVersion struct {
+	Primary bool
+	Model   model
+	Puller  v1beta1.PullerPreset // zero for pvc:// weights
+	// Weight is the percent of requests spec.traffic gives the version;
+	// 100 without a split.
+	Weight int32
+	// Replicas is the number of servers without an autoscaler.
+	Replicas int32
+	// MinReplicas and MaxReplicas bound the version's autoscaler. An
+	// autoscaled version of weight 0 has no autoscaler and no servers.
+	MinReplicas, MaxReplicas int32
+}
+
+// autoscaled reports whether the version's servers are scaled by an
+// autoscaler, which then owns the Deployment's replicas.
+func (v *modelVersion) autoscaled(s *service) bool {
+	return s.Autoscaling != nil && v.Weight > 0
+}
+
+// serverName names the version's Deployment and autoscaler.
+func (v *modelVersion) serverName(s *service) string {
+	if v.Primary {
+		return s.Name
+	}
+	return s.Name + "-" + v.Model.Version
+}
+
+// versionServiceName names the Service that reaches this version alone.
+func (v *modelVersion) versionServiceName(s *service) string {
+	return s.Name + "-" + v.Model.Version
+}
+
+// component is the component label of the version's servers. The servers
+// of other versions must not match the primary's Deployment selector
+// ({instance, component: model-server}), which is immutable and predates
+// any split: overlapping selectors make Deployments adopt each other's
+// pods and autoscalers refuse to scale (AmbiguousSelector).
+func (v *modelVersion) component() string {
+	if v.Primary {
+		return componentServer
+	}
+	return componentCanary
+}
+
+// selector selects the version's servers. It never changes for the life of
+// the version's Deployment.
+func (v *modelVersion) selector(s *service) map[string]string {
+	if v.Primary {
+		return s.selector()
+	}
+	return map[string]string{labelInstance: s.Name, labelComponent: componentCanary, labelVersion: v.Model.Version}
+}
+
+// Composition resource names of a version's objects. The primary's are
+// those of a service without a split.
+func (v *modelVersion) deploymentResource() string {
+	if v.Primary {
+		return resourceDeployment
+	}
+	return resourceDeployment + "-" + v.Model.Version
+}
+
+func (v *modelVersion) hpaResource() string {
+	if v.Primary {
+		return resourceHPA
+	}
+	return resourceHPA + "-" + v.Model.Version
+}
+
+func (v *modelVersion) serviceResource() string {
+	return resourceService + "-" + v.Model.Version
+}
+
+// maxTrafficTargets is the most versions spec.traffic may list (the
+// schema's maxItems, which also bounds the cost of its CEL rules).
+const maxTrafficTargets = 8
+
+// resolveTraffic checks spec.traffic against the primary model and returns
+// every version, the primary first. Without spec.traffic that is the
+// primary alone, with all the traffic.
+func resolveTraffic(s *service, spec v1alpha1.InferenceServiceSpec, in *v1beta1.Input, errs *fieldErrors) []modelVersion {
+	primary := modelVersion{Primary: true, Model: s.Model, Puller: s.Puller, Weight: 100}
+	if spec.Traffic == nil {
+		return []modelVersion{primary}
+	}
+	const field = "spec.traffic"
+	if len(spec.Traffic) == 0 {
+		errs.add(field, "is empty; list spec.model.version with weight 100 and the versions to split with, or leave traffic out")
+		return []modelVersion{primary}
+	}
+	if len(spec.Traffic) > maxTrafficTargets {
+		errs.add(field, "lists %d versions; split between at most %d", len(spec.Traffic), maxTrafficTargets)
+	}
+	if s.Model.Version == "" {
+		errs.add("spec.model.version", "is required with spec.traffic: set it and list it in spec.traffic with the primary's weight")
+	}
+
+	versions := []modelVersion{primary}
+	seen := map[string]int{}
+	weights := map[string]int{} // weights hash → traffic index, to refuse two versions of the same weights
+	sum := int32(0)
+	primaryListed := false
+	for i, t := range spec.Traffic {
+		f := fmt.Sprintf("%s[%d]", field, i)
+		sum += t.Weight
+		if t.Weight < 0 || t.Weight > 100 {
+			errs.add(f+".weight", "%d is out of range; use a percentage from 0 to 100", t.Weight)
+		}
+		if j, dup := seen[t.Version]; dup {
+			errs.add(f+".version", "%q is listed twice (also at %s[%d]); give each version one entry", t.Version, field, j)
+			continue
+		}
+		seen[t.Version] = i
+
+		if t.Version == s.Model.Version && s.Model.Version != "" {
+			primaryListed = true
+			checkVersionName(s, t.Version, f+".version", errs)
+			if t.URI != "" || t.Revision != "" {
+				errs.add(f, "is the primary version, whose weights are spec.model.uri and spec.model.revision; remove uri and revision here")
+			}
+			versions[0].Weight = t.Weight
+			continue
+		}
+
+		checkVersionName(s, t.Version, f+".version", errs)
+		if t.URI == "" {
+			errs.add(f+".uri", "is required: version %q is not spec.model.version, so name its weights (hf://, s3://, gs://, http(s):// or pvc://)", t.Version)
+			continue
+		}
+		m := model{URI: t.URI, Revision: t.Revision, Version: t.Version, Framework: s.Model.Framework, Secret: s.Model.Secret}
+		parseURI(&m, f+".uri", errs)
+		checkRevision(t.Revision, f+".revision", errs)
+		m.Hash = shortHash([]string{m.URI, m.Revision})
+		if m.Hash == s.Model.Hash {
+			errs.add(f, "serves the same uri and revision as spec.model; a version must differ from the primary in its weights")
+		} else if j, dup := weights[m.Hash]; dup {
+			errs.add(f, "serves the same uri and revision as %s[%d]; give each version its own weights", field, j)
+		}
+		weights[m.Hash] = i
+		v := modelVersion{Model: m, Weight: t.Weight}
+		if m.pulled() && m.Scheme != "" {
+			p, ok := in.Puller(m.Scheme)
+			switch {
+			case !ok:
+				errs.add(f+".uri", "the platform's Input offers no puller for %s://; ask your platform team or use another source", m.Scheme)
+			case p.Image == "" || len(p.Command) == 0:
+				errs.add("input.pullers."+m.Scheme, "has no image or command; the Composition's Input must describe the %s:// puller in full", m.Scheme)
+			}
+			v.Puller = p
+		}
+		versions = append(versions, v)
+	}
+	if !primaryListed && s.Model.Version != "" {
+		errs.add(field, "does not list spec.model.version %q, the primary; add {version: %q, weight: …}", s.Model.Version, s.Model.Version)
+	}
+	if sum != 100 {
+		errs.add(field, "the weights sum to %d; make them sum to 100", sum)
+	}
+	return versions
+}
+
+// checkVersionName refuses a version that cannot name its objects: the
+// Deployment and Service <name>-<version> are DNS-1035 labels.
+func checkVersionName(s *service, version, field string, errs *fieldErrors) {
+	name := s.Name + "-" + version
+	if m := validation.IsDNS1035Label(name); len(m) > 0 || version == "" {
+		errs.add(field, "%q would name the Deployment and Service %q, which is not a valid name (%s); use lowercase letters, digits and '-', at most %d characters", version, name, strings.Join(m, "; "), validation.DNS1035LabelMaxLength-len(s.Name)-1)
+	}
+}
+
+// spread sets each version's servers from its weight. Without an
+// autoscaler a version runs its share of spec.replicas.min; with one, its
+// autoscaler's bounds are its share of min and max. A version of weight
+// above 0 gets at least one server, a version of weight 0 none: so the
+// split follows the weights only as closely as whole servers allow.
+func spread(s *service) {
+	for i := range s.Versions {
+		v := &s.Versions[i]
+		v.Replicas = share(s.MinReplicas, v.Weight)
+		v.MinReplicas = share(s.MinReplicas, v.Weight)
+		v.MaxReplicas = max(v.MinReplicas, share(s.MaxReplicas, v.Weight))
+	}
+}
+
+// share is weight percent of n servers, rounded half up, at least one for a
+// weight above 0 unless n is 0.
+func share(n, weight int32) int32 {
+	if n == 0 || weight == 0 {
+		return 0
+	}
+	return max(1, (n*weight+50)/100)
+}
+
+// primary is the version spec.model names.
+func (s *service) primary() *modelVersion { return &s.Versions[0] }
+
+// pulledAny reports whether any version is pulled into the cache volume.
+func (s *service) pulledAny() bool {
+	for i := range s.Versions {
+		if s.Versions[i].Model.pulled() {
+			return true
+		}
+	}
+	return false
+}
+
+// resolveGateway checks the Input's Gateway API parent. It is read only
+// for claims that split traffic.
+func resolveGateway(s *service, in *v1beta1.Input, errs *fieldErrors) *gateway {
+	if in.Traffic == nil || in.Traffic.Gateway == nil {
+		return nil
+	}
+	const field = "input.traffic.gateway"
+	g := in.Traffic.Gateway
+	gw := &gateway{Name: g.Name, Namespace: g.Namespace, SectionName: g.SectionName, Domain: g.Domain, Scheme: g.Scheme}
+	if gw.Namespace == "" {
+		gw.Namespace = s.Namespace
+	}
+	if gw.Scheme == "" {
+		gw.Scheme = "http"
+	}
+	for _, m := range validation.IsDNS1123Subdomain(gw.Name) {
+		errs.add(field+".name", "%q is not a Gateway name: %s", gw.Name, m)
+	}
+	if g.Namespace != "" {
+		for _, m := range validation.IsDNS1123Label(g.Namespace) {
+			errs.add(field+".namespace", "%q is not a namespace name: %s", g.Namespace, m)
+		}
+	}
+	if g.SectionName != "" {
+		for _, m := range validation.IsDNS1123Subdomain(g.SectionName) {
+			errs.add(field+".sectionName", "%q is not a listener name: %s", g.SectionName, m)
+		}
+	}
+	if g.Domain != "" {
+		host := s.Name + "." + s.Namespace + "." + g.Domain
+		for _, m := range validation.IsDNS1123Subdomain(host) {
+			errs.add(field+".domain", "%q makes the hostname %q, which is not a DNS name: %s", g.Domain, host, m)
+		}
+	}
+	if gw.Scheme != "http" && gw.Scheme != "https" {
+		errs.add(field+".scheme", "%q is not supported; use http or https", gw.Scheme)
+	}
+	return gw
+}
