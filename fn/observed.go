@@ -29,10 +29,10 @@ type observed struct {
 
 // observedVersion holds the observed objects of one version.
 type observedVersion struct {
-	Job        *batchv1.Job       // the pull Job of the current spec: metadata and status
-	Deployment *appsv1.Deployment // metadata, spec without its template, status
+	Job        *batchv1.Job                           // the pull Job of the current spec: metadata and status
+	Deployment *appsv1.Deployment                     // metadata, spec without its template, status
 	HPA        *autoscalingv2.HorizontalPodAutoscaler // metadata and status
-	Service    *corev1.Service    // the version's own Service, in a split
+	Service    *corev1.Service                        // the version's own Service, in a split
 
 	// deploymentTemplate is the observed Deployment's pod template, decoded
 	// on demand by servedTemplate.

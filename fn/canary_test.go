@@ -1,0 +1,609 @@
+package fn
+
+import (
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"github.com/google/go-cmp/cmp"
+	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+)
+
+// The canary example and its weights.
+const (
+	canaryV1URI = "hf://meta-llama/Llama-3.1-8B-Instruct"
+	canaryV2URI = "hf://meta-llama/Llama-3.2-3B-Instruct"
+)
+
+// world is how the cluster's controllers answer the objects a call
+// desires: which pulls fail, whether the servers come up, whether a
+// gateway controller accepts routes.
+type world struct {
+	FailPull   map[string]bool // by model URI
+	NotReady   map[string]bool // Deployment names whose servers never get ready
+	RouteState string          // "" (no gateway controller), "accepted" or "rejected"
+}
+
+// settle walks a claim to where the world lets it go: each call observes
+// what the previous one desired, with the status the world gives it, until
+// the desired objects stop changing. It starts from start (may be nil).
+func settle(t testing.TB, xr, input map[string]any, w world, start []observedObject) (*fnv1.RunFunctionResponse, []observedObject) {
+	t.Helper()
+	obs := start
+	for range 8 {
+		rsp := run(t, newRequest(t, xr, input, obs...))
+		if msg := fatalMessage(rsp); msg != "" {
+			t.Fatalf("fatal: %s", msg)
+		}
+		next := observeAll(t, rsp, w)
+		if slices.Equal(namesOf(obs), namesOf(next)) && cmp.Equal(obs, next) {
+			return rsp, obs
+		}
+		obs = next
+	}
+	t.Fatal("the composition did not settle in 8 calls")
+	return nil, nil
+}
+
+func namesOf(obs []observedObject) []string {
+	var n []string
+	for _, o := range obs {
+		n = append(n, o.Name)
+	}
+	return n
+}
+
+// observeAll observes every desired object of rsp with the world's status.
+func observeAll(t testing.TB, rsp *fnv1.RunFunctionResponse, w world) []observedObject {
+	t.Helper()
+	var out []observedObject
+	for _, name := range desiredNames(rsp) {
+		obj := rsp.GetDesired().GetResources()[name].GetResource().AsMap()
+		kind, _ := obj["kind"].(string)
+		var status map[string]any
+		switch kind {
+		case "PersistentVolumeClaim":
+			status = boundPVC()
+		case "Job":
+			uri, _ := nested(obj, "metadata", "annotations", annotationModelURI)
+			if w.FailPull[uri.(string)] {
+				status = jobFailedStatus()
+			} else {
+				status = jobCompleteStatus()
+			}
+		case "Deployment":
+			n := 1
+			if r, ok := nestedInt(obj, "spec", "replicas"); ok {
+				n = r
+			}
+			ready := n
+			dn, _ := nested(obj, "metadata", "name")
+			if w.NotReady[dn.(string)] {
+				ready = 0
+			}
+			status = deploymentStatus(n, ready)
+			if n == 0 {
+				// No servers wanted: the controller reports the minimum available.
+				status["conditions"] = []any{map[string]any{"type": "Available", "status": "True"}}
+			}
+		case "Service":
+			status = map[string]any{}
+		case "HorizontalPodAutoscaler":
+			status = map[string]any{"conditions": []any{jobCondition("AbleToScale"), jobCondition("ScalingActive")}}
+		case "HTTPRoute":
+			status = routeStatus(obj, w.RouteState)
+		}
+		o := observedFrom(t, rsp, name, status)
+		if kind == "Deployment" {
+			setPath(o.Object, 1, "metadata", "generation")
+			if _, ok := nested(o.Object, "spec", "replicas"); !ok {
+				// The API server defaults it; an autoscaler then sets it to its floor.
+				setPath(o.Object, hpaFloor(rsp, obj), "spec", "replicas")
+				st := deploymentStatus(hpaFloor(rsp, obj), hpaFloor(rsp, obj))
+				o.Object["status"] = st
+			}
+		}
+		out = append(out, o)
+	}
+	return out
+}
+
+// hpaFloor is the minReplicas of the desired autoscaler of a Deployment.
+func hpaFloor(rsp *fnv1.RunFunctionResponse, deployment map[string]any) int {
+	name, _ := nested(deployment, "metadata", "name")
+	for _, r := range rsp.GetDesired().GetResources() {
+		m := r.GetResource().AsMap()
+		if m["kind"] != "HorizontalPodAutoscaler" {
+			continue
+		}
+		if target, _ := nested(m, "spec", "scaleTargetRef", "name"); target == name {
+			n, _ := nestedInt(m, "spec", "minReplicas")
+			return n
+		}
+	}
+	return 1
+}
+
+func routeStatus(route map[string]any, state string) map[string]any {
+	if state == "" {
+		return map[string]any{"parents": []any{}}
+	}
+	refs, _ := nested(route, "spec", "parentRefs")
+	parent := refs.([]any)[0]
+	accepted := map[string]any{"type": "Accepted", "status": "True", "reason": "Accepted", "message": "", "lastTransitionTime": "2026-12-01T10:00:00Z"}
+	resolved := map[string]any{"type": "ResolvedRefs", "status": "True", "reason": "ResolvedRefs", "message": "", "lastTransitionTime": "2026-12-01T10:00:00Z"}
+	if state == "rejected" {
+		accepted = map[string]any{"type": "Accepted", "status": "False", "reason": "NotAllowedByListeners", "message": "no listener allows routes from namespace team-a", "lastTransitionTime": "2026-12-01T10:00:00Z"}
+	}
+	return map[string]any{"parents": []any{map[string]any{
+		"parentRef": parent, "controllerName": "example.com/gateway-controller",
+		"conditions": []any{accepted, resolved},
+	}}}
+}
+
+// gatewayInput is the Input of examples/canary/composition-gateway.yaml.
+func gatewayInput(t testing.TB) map[string]any {
+	t.Helper()
+	comp := readYAML(t, "../examples/canary/composition-gateway.yaml")
+	steps, _ := nested(comp, "spec", "pipeline")
+	in, _ := steps.([]any)[0].(map[string]any)["input"].(map[string]any)
+	return in
+}
+
+// canaryStage is one state of the canary example, rendered to a golden
+// file and, for the render tests, to an observed-resources fixture.
+type canaryStage struct {
+	name  string
+	xr    func(t testing.TB) map[string]any
+	input func(t testing.TB) map[string]any
+	world world
+}
+
+func canaryXR(t testing.TB) map[string]any { return readYAML(t, "../examples/canary/xr.yaml") }
+
+func canaryStages() []canaryStage {
+	plain := func(t testing.TB) map[string]any { return compositionInput(t) }
+	return []canaryStage{
+		{name: "serving", xr: canaryXR, input: plain},
+		{name: "canary-failed", xr: canaryXR, input: plain, world: world{FailPull: map[string]bool{canaryV2URI: true}}},
+		{name: "route", xr: canaryXR, input: gatewayInput, world: world{RouteState: "accepted"}},
+		{name: "weight-zero", xr: func(t testing.TB) map[string]any { return readYAML(t, "../examples/canary/weight-zero.yaml") }, input: plain},
+	}
+}
+
+// TestCanaryGolden renders the canary example fresh and at each stage and
+// compares the responses with fn/testdata/golden/canary-*.yaml. With
+// -update it rewrites them and examples/canary/observed/.
+func TestCanaryGolden(t *testing.T) {
+	t.Run("fresh", func(t *testing.T) {
+		compareGolden(t, "canary-fresh", run(t, newRequest(t, canaryXR(t), compositionInput(t))))
+	})
+	for _, st := range canaryStages() {
+		t.Run(st.name, func(t *testing.T) {
+			xr, in := st.xr(t), st.input(t)
+			_, obs := settle(t, xr, in, st.world, nil)
+			fixture := filepath.Join("..", "examples", "canary", "observed", st.name+".yaml")
+			if *update {
+				writeObserved(t, fixture, st.name, obs)
+			}
+			compareGolden(t, "canary-"+st.name, run(t, newRequest(t, xr, in, readObserved(t, fixture)...)))
+		})
+	}
+}
+
+// TestCanaryObjects checks what a 90/10 split composes once both versions
+// serve: one pull Job, Deployment and Service per version, the primary
+// under today's names, and the Service <name> selecting every version's
+// servers but no pull pods.
+func TestCanaryObjects(t *testing.T) {
+	rsp, _ := settle(t, canaryXR(t), nil, world{}, nil)
+	want := []string{"deployment", "deployment-2", "pull-job-*", "pull-job-*", "service", "service-1", "service-2", "weights-pvc"}
+	var got []string
+	for _, n := range desiredNames(rsp) {
+		if strings.HasPrefix(n, resourceJobPrefix) {
+			n = "pull-job-*"
+		}
+		got = append(got, n)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Fatalf("desired resources (-want +got):\n%s", diff)
+	}
+	for _, n := range desiredNames(rsp) {
+		if readiness(rsp, n) != fnv1.Ready_READY_TRUE {
+			t.Errorf("%s is not ready once everything serves", n)
+		}
+	}
+
+	primary := desiredObject[appsv1.Deployment](t, rsp, "deployment")
+	canary := desiredObject[appsv1.Deployment](t, rsp, "deployment-2")
+	if primary.Name != "llama" || canary.Name != "llama-2" {
+		t.Errorf("Deployments are named %q and %q, want llama and llama-2", primary.Name, canary.Name)
+	}
+	// 4 servers at 90/10: 4 and 1, at least one for a weight above 0.
+	if *primary.Spec.Replicas != 4 || *canary.Spec.Replicas != 1 {
+		t.Errorf("replicas %d/%d, want 4/1", *primary.Spec.Replicas, *canary.Spec.Replicas)
+	}
+	if got := envOf(canary, envModelVersion); got != "2" {
+		t.Errorf("canary MODEL_VERSION %q, want 2", got)
+	}
+	if got := envOf(canary, envModelName); got != "llama" {
+		t.Errorf("canary MODEL_NAME %q, want the claim's name llama: clients ask every version for the same model", got)
+	}
+	if w, _ := weightsOf(canary); w.SubPath == "" || w.SubPath == mustWeights(t, primary).SubPath {
+		t.Errorf("canary mounts %q, primary %q: each version needs its own weights directory", w.SubPath, mustWeights(t, primary).SubPath)
+	}
+
+	main := desiredObject[corev1.Service](t, rsp, "service")
+	v1 := desiredObject[corev1.Service](t, rsp, "service-1")
+	v2 := desiredObject[corev1.Service](t, rsp, "service-2")
+	if v1.Name != "llama-1" || v2.Name != "llama-2" {
+		t.Errorf("version Services %q and %q, want llama-1 and llama-2", v1.Name, v2.Name)
+	}
+	matches := func(sel map[string]string, l map[string]string) bool {
+		return labels.SelectorFromSet(sel).Matches(labels.Set(l))
+	}
+	pods := map[string]map[string]string{
+		"primary": primary.Spec.Template.Labels,
+		"canary":  canary.Spec.Template.Labels,
+	}
+	for _, n := range desiredNames(rsp) {
+		if strings.HasPrefix(n, resourceJobPrefix) {
+			pods["puller "+n] = desiredObject[batchv1.Job](t, rsp, n).Spec.Template.Labels
+		}
+	}
+	for _, tc := range []struct {
+		what     string
+		selector map[string]string
+		pods     []string // the pods it must select; all others it must not
+	}{
+		{"Service llama", main.Spec.Selector, []string{"primary", "canary"}},
+		{"Service llama-1", v1.Spec.Selector, []string{"primary"}},
+		{"Service llama-2", v2.Spec.Selector, []string{"canary"}},
+		{"Deployment llama", primary.Spec.Selector.MatchLabels, []string{"primary"}},
+		{"Deployment llama-2", canary.Spec.Selector.MatchLabels, []string{"canary"}},
+	} {
+		for pod, l := range pods {
+			if want := slices.Contains(tc.pods, pod); matches(tc.selector, l) != want {
+				t.Errorf("%s selects the %s pods: %v, want %v (selector %v, labels %v)", tc.what, pod, !want, want, tc.selector, l)
+			}
+		}
+	}
+}
+
+func envOf(d *appsv1.Deployment, name string) string {
+	for _, e := range d.Spec.Template.Spec.Containers[0].Env {
+		if e.Name == name {
+			return e.Value
+		}
+	}
+	return ""
+}
+
+func mustWeights(t testing.TB, d *appsv1.Deployment) weights {
+	t.Helper()
+	w, ok := weightsOf(d)
+	if !ok {
+		t.Fatalf("Deployment %s records no weights", d.Name)
+	}
+	return w
+}
+
+// TestCanaryLeavesThePrimaryAlone: adding a canary to a serving claim, and
+// removing it again, never changes the primary's Deployment, so its
+// servers never restart.
+func TestCanaryLeavesThePrimaryAlone(t *testing.T) {
+	plain := canaryXR(t)
+	delete(plain["spec"].(map[string]any), "traffic")
+	before, obs := settle(t, plain, nil, world{}, nil)
+	withCanary, obs2 := settle(t, canaryXR(t), nil, world{}, obs)
+	after, _ := settle(t, plain, nil, world{}, obs2)
+	d0 := desiredMap(t, before, resourceDeployment)
+	for name, rsp := range map[string]*fnv1.RunFunctionResponse{"with the canary": withCanary, "after removing it": after} {
+		if diff := cmp.Diff(d0, desiredMap(t, rsp, resourceDeployment)); diff != "" {
+			t.Errorf("the primary's Deployment changed %s (-before +after):\n%s", name, diff)
+		}
+	}
+	if _, ok := after.GetDesired().GetResources()["deployment-2"]; ok {
+		t.Error("the canary's Deployment is still returned after the canary was removed")
+	}
+	if diff := cmp.Diff(desiredMap(t, before, resourceService), desiredMap(t, after, resourceService)); diff != "" {
+		t.Errorf("the Service llama differs after the canary left (-before +after):\n%s", diff)
+	}
+}
+
+// TestCanaryPromotion moves spec.model to version 2 and drops version 1.
+// The primary's Deployment is updated in place (rolling, never below its
+// ready servers) onto the weights the canary already pulled, with no new
+// pull, and the canary's and version 1's objects are no longer returned.
+func TestCanaryPromotion(t *testing.T) {
+	serving, obs := settle(t, canaryXR(t), nil, world{}, nil)
+	canaryJob := ""
+	for _, n := range desiredNames(serving) {
+		if strings.HasPrefix(n, resourceJobPrefix) && desiredMap(t, serving, n)["metadata"].(map[string]any)["annotations"].(map[string]any)[annotationModelURI] == canaryV2URI {
+			canaryJob = n
+		}
+	}
+	canaryWeights := mustWeights(t, desiredObject[appsv1.Deployment](t, serving, "deployment-2"))
+
+	promoted := canaryXR(t)
+	spec := promoted["spec"].(map[string]any)
+	spec["model"].(map[string]any)["uri"] = canaryV2URI
+	spec["model"].(map[string]any)["version"] = "2"
+	spec["traffic"] = []any{map[string]any{"version": "2", "weight": 100}}
+
+	// The first call after the change, before any controller moved.
+	rsp := run(t, newRequest(t, promoted, nil, obs...))
+	if msg := fatalMessage(rsp); msg != "" {
+		t.Fatal(msg)
+	}
+	names := desiredNames(rsp)
+	for _, gone := range []string{"deployment-2", "service-1"} {
+		if slices.Contains(names, gone) {
+			t.Errorf("%s is still returned after the promotion", gone)
+		}
+	}
+	var jobs []string
+	for _, n := range names {
+		if strings.HasPrefix(n, resourceJobPrefix) {
+			jobs = append(jobs, n)
+		}
+	}
+	if !slices.Equal(jobs, []string{canaryJob}) {
+		t.Errorf("pull Jobs %v after the promotion, want only the canary's %s (its weights are there; nothing is pulled again)", jobs, canaryJob)
+	}
+	if readiness(rsp, canaryJob) != fnv1.Ready_READY_TRUE {
+		t.Errorf("the promoted version's pull Job %s is not ready", canaryJob)
+	}
+	d := desiredObject[appsv1.Deployment](t, rsp, resourceDeployment)
+	if d.Name != "llama" {
+		t.Errorf("primary Deployment %q, want llama", d.Name)
+	}
+	if w := mustWeights(t, d); w != canaryWeights {
+		t.Errorf("the primary serves %+v, want the canary's weights %+v", w, canaryWeights)
+	}
+	if d.Spec.Strategy.Type == appsv1.RecreateDeploymentStrategyType {
+		t.Error("the primary's Deployment recreates its servers: a promotion must roll them")
+	}
+	// The new version's Service takes the version name; the Service llama
+	// stays and selects the primary.
+	if svc := desiredObject[corev1.Service](t, rsp, "service-2"); !labels.SelectorFromSet(svc.Spec.Selector).Matches(labels.Set(d.Spec.Template.Labels)) {
+		t.Errorf("Service llama-2 %v does not select the promoted servers %v", svc.Spec.Selector, d.Spec.Template.Labels)
+	}
+	if st := statusOf(rsp); st["phase"] != "Serving" {
+		t.Errorf("phase %v during the promotion, want Serving (the old servers answer until the new ones are ready): %v", st["phase"], st["message"])
+	}
+}
+
+// TestCanaryStatus checks the phase, the TrafficSplit condition and
+// status.traffic at each stage of the canary example.
+func TestCanaryStatus(t *testing.T) {
+	type version struct {
+		Version                 string
+		Weight, Replicas, Ready int
+		Phase                   string
+	}
+	cases := map[string]struct {
+		world    world
+		input    func(testing.TB) map[string]any
+		phase    string
+		reason   string // TrafficSplit
+		message  string // a fragment of status.message
+		versions []version
+		routeURL string
+		warning  string
+	}{
+		"BothServing": {
+			phase: "Serving", reason: "Approximate", message: "the split is approximate, by servers: version 1 80% (4 of 5 servers, asked 90%), version 2 20% (1 of 5 servers, asked 10%)",
+			versions: []version{{"1", 90, 4, 4, "Serving"}, {"2", 10, 1, 1, "Serving"}},
+		},
+		"CanaryPullFailed": {
+			world: world{FailPull: map[string]bool{canaryV2URI: true}},
+			phase: "Degraded", reason: "VersionFailed", message: "version 2 is Failed: pull Job llama-pull-",
+			versions: []version{{"1", 90, 4, 4, "Serving"}, {"2", 10, 1, 0, "Failed"}},
+		},
+		"CanaryNeverReady": {
+			world: world{NotReady: map[string]bool{"llama-2": true}},
+			phase: "Serving", reason: "VersionsNotReady", message: "serving hf://meta-llama/Llama-3.1-8B-Instruct",
+			versions: []version{{"1", 90, 4, 4, "Serving"}, {"2", 10, 1, 0, "Starting"}},
+		},
+		"PrimaryPullFailed": {
+			world: world{FailPull: map[string]bool{canaryV1URI: true}},
+			phase: "Failed", reason: "VersionFailed", message: "pull Job llama-pull-",
+			versions: []version{{"1", 90, 4, 0, "Failed"}, {"2", 10, 1, 1, "Serving"}},
+		},
+		"Routed": {
+			input: gatewayInput, world: world{RouteState: "accepted"},
+			phase: "Serving", reason: "Routed", message: "splits requests exactly: llama-1 90%, llama-2 10%",
+			versions: []version{{"1", 90, 4, 4, "Serving"}, {"2", 10, 1, 1, "Serving"}},
+			routeURL: "http://llama.team-a.models.example.com",
+		},
+		"RouteWithoutController": {
+			input: gatewayInput,
+			phase: "Serving", reason: "RoutePending", message: "no gateway controller has reported on HTTPRoute llama",
+			versions: []version{{"1", 90, 4, 4, "Serving"}, {"2", 10, 1, 1, "Serving"}},
+			routeURL: "http://llama.team-a.models.example.com",
+			warning:  "input.traffic.gateway: no gateway controller has reported",
+		},
+		"RouteRejected": {
+			input: gatewayInput, world: world{RouteState: "rejected"},
+			phase: "Serving", reason: "RouteNotAccepted", message: "serving hf://",
+			versions: []version{{"1", 90, 4, 4, "Serving"}, {"2", 10, 1, 1, "Serving"}},
+			routeURL: "http://llama.team-a.models.example.com",
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			var in map[string]any
+			if tc.input != nil {
+				in = tc.input(t)
+			}
+			rsp, _ := settle(t, canaryXR(t), in, tc.world, nil)
+			st := statusOf(rsp)
+			if st["phase"] != tc.phase {
+				t.Errorf("phase %v, want %s (message %v)", st["phase"], tc.phase, st["message"])
+			}
+			if msg, _ := st["message"].(string); !strings.Contains(msg, tc.message) {
+				t.Errorf("message %q does not contain %q", msg, tc.message)
+			}
+			var split *cond
+			for _, c := range conditionsOf(rsp) {
+				if c.Type == conditionTrafficSplit {
+					split = &c
+				}
+			}
+			if split == nil || split.Reason != tc.reason {
+				t.Errorf("TrafficSplit condition %+v, want reason %s (%s)", split, tc.reason, conditionMessage(rsp, conditionTrafficSplit))
+			}
+			var got []version
+			list, _ := st["traffic"].([]any)
+			for _, e := range list {
+				m := e.(map[string]any)
+				got = append(got, version{m["version"].(string), int(m["weight"].(float64)), int(m["replicas"].(float64)), int(m["readyReplicas"].(float64)), m["phase"].(string)})
+			}
+			if diff := cmp.Diff(tc.versions, got); diff != "" {
+				t.Errorf("status.traffic (-want +got):\n%s", diff)
+			}
+			if url, _ := st["routeURL"].(string); url != tc.routeURL {
+				t.Errorf("status.routeURL %q, want %q", url, tc.routeURL)
+			}
+			if tc.warning != "" {
+				if _, ok := warningWith(rsp, tc.warning); !ok {
+					t.Errorf("no warning with %q; have %v", tc.warning, warningsOf(rsp))
+				}
+			}
+		})
+	}
+}
+
+// TestCanaryRoute checks the HTTPRoute: attached to the Input's Gateway,
+// weighted backends to the versions' Services, and a canary's weight held
+// on the primary until the canary has a ready server.
+func TestCanaryRoute(t *testing.T) {
+	in := gatewayInput(t)
+	for name, tc := range map[string]struct {
+		world world
+		want  []routeBackend
+		ready fnv1.Ready
+	}{
+		"CanaryReady":         {world: world{RouteState: "accepted"}, want: []routeBackend{{"llama-1", 90}, {"llama-2", 10}}, ready: fnv1.Ready_READY_TRUE},
+		"CanaryNotReady":      {world: world{RouteState: "accepted", NotReady: map[string]bool{"llama-2": true}}, want: []routeBackend{{"llama-1", 100}, {"llama-2", 0}}, ready: fnv1.Ready_READY_TRUE},
+		"NoGatewayController": {want: []routeBackend{{"llama-1", 90}, {"llama-2", 10}}, ready: fnv1.Ready_READY_FALSE},
+		"Rejected":            {world: world{RouteState: "rejected"}, want: []routeBackend{{"llama-1", 90}, {"llama-2", 10}}, ready: fnv1.Ready_READY_FALSE},
+	} {
+		t.Run(name, func(t *testing.T) {
+			rsp, _ := settle(t, canaryXR(t), in, tc.world, nil)
+			r := desiredObject[gatewayv1.HTTPRoute](t, rsp, resourceRoute)
+			if r.Name != "llama" || r.Namespace != "team-a" {
+				t.Errorf("route %s/%s, want team-a/llama", r.Namespace, r.Name)
+			}
+			p := r.Spec.ParentRefs[0]
+			if p.Name != "inference" || p.Namespace == nil || *p.Namespace != "gateways" || p.SectionName == nil || *p.SectionName != "http" {
+				t.Errorf("parentRef %+v, want gateways/inference section http", p)
+			}
+			if diff := cmp.Diff([]gatewayv1.Hostname{"llama.team-a.models.example.com"}, r.Spec.Hostnames); diff != "" {
+				t.Errorf("hostnames (-want +got):\n%s", diff)
+			}
+			var got []routeBackend
+			for _, b := range r.Spec.Rules[0].BackendRefs {
+				if *b.Port != gatewayv1.PortNumber(servicePort) {
+					t.Errorf("backend %s port %d, want %d", b.Name, *b.Port, servicePort)
+				}
+				got = append(got, routeBackend{string(b.Name), *b.Weight})
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("backends (-want +got):\n%s", diff)
+			}
+			if r := readiness(rsp, resourceRoute); r != tc.ready {
+				t.Errorf("route readiness %v, want %v", r, tc.ready)
+			}
+		})
+	}
+	// Without spec.traffic the Gateway is not used: nothing to split.
+	plain := canaryXR(t)
+	delete(plain["spec"].(map[string]any), "traffic")
+	rsp, _ := settle(t, plain, in, world{}, nil)
+	if _, ok := rsp.GetDesired().GetResources()[resourceRoute]; ok {
+		t.Error("an HTTPRoute is returned for a claim without spec.traffic")
+	}
+}
+
+// TestSpreadByWeight checks how servers and autoscaler bounds follow the
+// weights: at least one server for a weight above 0, none for 0.
+func TestSpreadByWeight(t *testing.T) {
+	for _, tc := range []struct {
+		n, weight, want int32
+	}{
+		{4, 90, 4}, {4, 10, 1}, {10, 90, 9}, {10, 10, 1}, {1, 90, 1}, {1, 10, 1},
+		{3, 50, 2}, {5, 0, 0}, {0, 50, 0}, {100, 1, 1}, {7, 100, 7},
+	} {
+		if got := share(tc.n, tc.weight); got != tc.want {
+			t.Errorf("share(%d, %d%%) = %d, want %d", tc.n, tc.weight, got, tc.want)
+		}
+	}
+
+	xr := canaryXR(t)
+	setPath(xr, map[string]any{"min": 2, "max": 10}, "spec", "replicas")
+	setPath(xr, map[string]any{"enabled": true}, "spec", "autoscaling")
+	rsp, _ := settle(t, xr, nil, world{}, nil)
+	for _, tc := range []struct {
+		resource, target string
+		min, max         int32
+	}{
+		{resourceHPA, "llama", 2, 9},
+		{"hpa-2", "llama-2", 1, 1},
+	} {
+		h := desiredObject[autoscalingv2.HorizontalPodAutoscaler](t, rsp, tc.resource)
+		if h.Spec.ScaleTargetRef.Name != tc.target || *h.Spec.MinReplicas != tc.min || h.Spec.MaxReplicas != tc.max {
+			t.Errorf("%s targets %s %d..%d, want %s %d..%d", tc.resource, h.Spec.ScaleTargetRef.Name, *h.Spec.MinReplicas, h.Spec.MaxReplicas, tc.target, tc.min, tc.max)
+		}
+		d := desiredObject[appsv1.Deployment](t, rsp, map[string]string{resourceHPA: resourceDeployment, "hpa-2": "deployment-2"}[tc.resource])
+		if d.Spec.Replicas != nil {
+			t.Errorf("Deployment %s sets replicas %d while an autoscaler owns them", d.Name, *d.Spec.Replicas)
+		}
+	}
+
+	// Weight 0: the version keeps its Job and Deployment at 0 servers, no
+	// autoscaler, and reads Standby.
+	zero := readYAML(t, "../examples/canary/weight-zero.yaml")
+	setPath(zero, map[string]any{"enabled": true}, "spec", "autoscaling")
+	setPath(zero, map[string]any{"min": 2, "max": 4}, "spec", "replicas")
+	rsp, _ = settle(t, zero, nil, world{}, nil)
+	if _, ok := rsp.GetDesired().GetResources()["hpa-2"]; ok {
+		t.Error("a version of weight 0 has an autoscaler")
+	}
+	if d := desiredObject[appsv1.Deployment](t, rsp, "deployment-2"); d.Spec.Replicas == nil || *d.Spec.Replicas != 0 {
+		t.Errorf("the weight-0 Deployment has replicas %v, want 0", d.Spec.Replicas)
+	}
+	st := statusOf(rsp)
+	if st["phase"] != "Serving" {
+		t.Errorf("phase %v with a weight-0 canary, want Serving: %v", st["phase"], st["message"])
+	}
+	list, _ := st["traffic"].([]any)
+	if len(list) != 2 || list[1].(map[string]any)["phase"] != "Standby" {
+		t.Errorf("status.traffic %v, want version 2 Standby", list)
+	}
+}
+
+// TestCanaryObjectNames: every object of a split has a valid name, and a
+// version name that would make an invalid one is refused (see the
+// bad-input catalogue).
+func TestCanaryObjectNames(t *testing.T) {
+	rsp, _ := settle(t, canaryXR(t), gatewayInput(t), world{RouteState: "accepted"}, nil)
+	seen := map[string]string{}
+	for _, n := range desiredNames(rsp) {
+		m := desiredMap(t, rsp, n)
+		key := fmt.Sprintf("%s/%v", m["kind"], m["metadata"].(map[string]any)["name"])
+		if other, dup := seen[key]; dup {
+			t.Errorf("%s and %s both render %s", other, n, key)
+		}
+		seen[key] = n
+	}
+}
