@@ -47,6 +47,27 @@ func TestBadInput(t *testing.T) {
 		return map[string]any{"builtinPresets": false, "runtimes": map[string]any{"vllm": rt}, "pullers": map[string]any{"hf": p}}
 	}
 	long := "l" + strings.Repeat("o", maxNameLength) // maxNameLength+1 characters
+	// traffic sets spec.model.version to "1" and spec.traffic to entries.
+	tv := func(version string, weight int, uri string) map[string]any {
+		e := map[string]any{"version": version, "weight": weight}
+		if uri != "" {
+			e["uri"] = uri
+		}
+		return e
+	}
+	traffic := func(entries ...map[string]any) func(map[string]any) {
+		return func(xr map[string]any) {
+			spec := xr["spec"].(map[string]any)
+			if m := spec["model"].(map[string]any); m["version"] == nil {
+				m["version"] = "1"
+			}
+			list := make([]any, len(entries))
+			for i, e := range entries {
+				list[i] = e
+			}
+			spec["traffic"] = list
+		}
+	}
 
 	cases := map[string]struct {
 		xr    func(map[string]any)
@@ -151,6 +172,26 @@ func TestBadInput(t *testing.T) {
 
 		// Storage.
 		"StorageClassInvalid": {xr: set("Fast_SSD", "spec", "storage", "storageClassName"), field: "spec.storage.storageClassName", fix: "lower case alphanumeric"},
+
+		// Traffic splits.
+		"TrafficWeightsNot100":     {xr: traffic(tv("1", 90, ""), tv("2", 20, "hf://org/v2")), field: "spec.traffic", fix: "the weights sum to 110; make them sum to 100"},
+		"TrafficDuplicateVersion":  {xr: traffic(tv("1", 50, ""), tv("2", 25, "hf://org/v2"), tv("2", 25, "hf://org/v3")), field: "spec.traffic[2].version", fix: "give each version one entry"},
+		"TrafficMissingPrimary":    {xr: traffic(tv("2", 50, "hf://org/v2"), tv("3", 50, "hf://org/v3")), field: "spec.traffic", fix: `add {version: "1", weight: …}`},
+		"TrafficNoPrimaryVersion":  {xr: both(model("version", ""), traffic(tv("2", 100, "hf://org/v2"))), field: "spec.model.version", fix: "set it and list it in spec.traffic"},
+		"TrafficCanaryWithoutURI":  {xr: traffic(tv("1", 90, ""), tv("2", 10, "")), field: "spec.traffic[1].uri", fix: "name its weights"},
+		"TrafficVersionBadName":    {xr: traffic(tv("1", 90, ""), tv("V2_beta", 10, "hf://org/v2")), field: "spec.traffic[1].version", fix: "use lowercase letters, digits and '-'"},
+		"TrafficVersionTooLong":    {xr: traffic(tv("1", 90, ""), tv(strings.Repeat("v", 60), 10, "hf://org/v2")), field: "spec.traffic[1].version", fix: "at most 57 characters"},
+		"TrafficPrimaryNotALabel":  {xr: both(model("version", "1.0"), traffic(tv("1.0", 90, ""), tv("2", 10, "hf://org/v2"))), field: "spec.traffic[0].version", fix: "use lowercase letters, digits and '-'"},
+		"TrafficPrimaryWithURI":    {xr: traffic(tv("1", 90, "hf://org/other"), tv("2", 10, "hf://org/v2")), field: "spec.traffic[0]", fix: "remove uri and revision here"},
+		"TrafficWeightOver100":     {xr: traffic(tv("1", 150, ""), tv("2", -50, "hf://org/v2")), field: "spec.traffic[0].weight", fix: "use a percentage from 0 to 100"},
+		"TrafficSameWeights":       {xr: traffic(tv("1", 90, ""), tv("2", 10, "hf://meta-llama/Llama-3.1-8B-Instruct")), field: "spec.traffic[1]", fix: "must differ from the primary in its weights"},
+		"TrafficCanaryBadURI":      {xr: traffic(tv("1", 90, ""), tv("2", 10, "ftp://x/y")), field: "spec.traffic[1].uri", fix: "use hf://, s3://, gs://, http(s):// or pvc://"},
+		"TrafficCanaryBadRevision": {xr: traffic(tv("1", 90, ""), map[string]any{"version": "2", "weight": 10, "uri": "hf://org/v2", "revision": "../x"}), field: "spec.traffic[1].revision", fix: "use a branch, tag, commit"},
+		"TrafficEmpty":             {xr: set([]any{}, "spec", "traffic"), field: "spec.traffic", fix: "or leave traffic out"},
+		"TrafficNoPullerForCanary": {xr: traffic(tv("1", 90, ""), tv("2", 10, "s3://bucket/v2")), input: onlyPresets(nil, nil), field: "spec.traffic[1].uri", fix: "ask your platform team"},
+		"GatewayBadName":           {xr: traffic(tv("1", 90, ""), tv("2", 10, "hf://org/v2")), input: map[string]any{"traffic": map[string]any{"gateway": map[string]any{"name": "Main_GW"}}}, field: "input.traffic.gateway.name", fix: "lower case alphanumeric"},
+		"GatewayBadScheme":         {xr: traffic(tv("1", 90, ""), tv("2", 10, "hf://org/v2")), input: map[string]any{"traffic": map[string]any{"gateway": map[string]any{"name": "gw", "scheme": "grpc"}}}, field: "input.traffic.gateway.scheme", fix: "use http or https"},
+		"GatewayBadDomain":         {xr: traffic(tv("1", 90, ""), tv("2", 10, "hf://org/v2")), input: map[string]any{"traffic": map[string]any{"gateway": map[string]any{"name": "gw", "domain": "Models_Example"}}}, field: "input.traffic.gateway.domain", fix: "is not a DNS name"},
 
 		// The platform's Input.
 		"PresetMissingImage":         {input: onlyPresets(map[string]any{"image": nil}, nil), field: "input.runtimes.vllm.image", fix: "must give the vllm runtime an image"},
