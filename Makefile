@@ -15,6 +15,11 @@ GO_SOURCES    := $(shell find . -name '*.go' -not -path './test/e2e/*' -not -pat
 # STAGE selects the observed resources `make render` uses: pulling, failed,
 # starting, serving or degraded. Empty renders a fresh claim.
 STAGE ?=
+# XR, COMPOSITION and OBSERVED pick what `make render` renders, e.g.
+#   make render XR=examples/canary/xr.yaml OBSERVED=examples/canary/observed/serving.yaml
+XR ?= examples/xr.yaml
+COMPOSITION ?= apis/composition.yaml
+OBSERVED ?=
 # Flags for `go test` in `make test`.
 TEST_FLAGS ?= -race -count=1
 
@@ -55,8 +60,8 @@ test: tools ## Run vet, the unit, golden and generated-file tests and the crossp
 	CROSSPLANE_CLI=$(abspath $(CROSSPLANE)) CONTROLLER_GEN=$(abspath $(CONTROLLER_GEN)) go test $(TEST_FLAGS) ./...
 
 .PHONY: render
-render: $(FUNCTION) $(CROSSPLANE) ## Render examples/xr.yaml with the real crossplane CLI (STAGE=pulling|failed|starting|serving|degraded).
-	@go run ./test/render/cmd/render -function=$(FUNCTION) -crossplane=$(CROSSPLANE) -stage=$(STAGE)
+render: $(FUNCTION) $(CROSSPLANE) ## Render examples/xr.yaml with the real crossplane CLI (STAGE=pulling|failed|starting|serving|degraded; XR=, COMPOSITION=, OBSERVED= for others).
+	@go run ./test/render/cmd/render -function=$(FUNCTION) -crossplane=$(CROSSPLANE) -stage=$(STAGE) -xr=$(XR) -composition=$(COMPOSITION) -observed=$(OBSERVED)
 
 .PHONY: xpkg
 xpkg: $(CROSSPLANE) ## Build the Function package bin/function-inferno.xpkg without Docker (runtime image from go-containerregistry).

@@ -20,10 +20,11 @@ func main() {
 	comp := flag.String("composition", "apis/composition.yaml", "The Composition.")
 	fns := flag.String("functions", "examples/functions.yaml", "The Functions file.")
 	stage := flag.String("stage", "", "Render with examples/observed/<stage>.yaml: pulling, failed, starting, serving or degraded.")
+	observed := flag.String("observed", "", "Render with these observed resources instead of a -stage (e.g. examples/canary/observed/serving.yaml).")
 	flag.Parse()
 
-	a := render.Args{CLI: *cli, XR: *xr, Composition: *comp, Functions: *fns}
-	if *stage != "" {
+	a := render.Args{CLI: *cli, XR: *xr, Composition: *comp, Functions: *fns, Observed: *observed}
+	if *stage != "" && *observed == "" {
 		a.Observed = "examples/observed/" + *stage + ".yaml"
 		if _, err := os.Stat(a.Observed); err != nil {
 			fmt.Fprintf(os.Stderr, "no stage %q: %v (stages: pulling, failed, starting, serving, degraded)\n", *stage, err)
