@@ -66,6 +66,7 @@ func TestInferno(t *testing.T) {
 	t.Run("05-update", s.update)
 	t.Run("06-delete", s.deleteClaim)
 	t.Run("09-fault", s.fault)
+	t.Run("12-canary", s.canary)
 	t.Run("04-failure", s.failure)
 	t.Run("08-stress", s.stress)
 	t.Run("10-security", s.security)
@@ -146,6 +147,7 @@ func (s *infernoSuite) rbac(t *testing.T) {
 		{"apps", "deployments", "update"},
 		{"", "services", "create"},
 		{"autoscaling", "horizontalpodautoscalers", "create"},
+		{"gateway.networking.k8s.io", "httproutes", "create"},
 		{"inference.inferno.io", "inferenceservices", "update"},
 	}
 	for _, a := range allowed {

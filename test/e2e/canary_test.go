@@ -1,0 +1,285 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/inferno-ai/function-inferno/test/e2e/kube"
+)
+
+// canary runs a version split through the real control plane: a serving
+// claim gains a 90/10 canary without its primary's servers restarting, the
+// Service <name> reaches the pods of both versions, and the canary is
+// promoted without the primary's ready servers ever dropping; afterwards
+// the old version's objects are gone.
+func (s *infernoSuite) canary(t *testing.T) {
+	ctx := context.Background()
+	sc := env.summary.start(t, "12 canary")
+	const ns, name = "team-canary", "canary"
+	if err := env.createTeamNamespace(ctx, ns); err != nil {
+		t.Fatal(err)
+	}
+	// Three servers: 90/10 spreads them 3 and 1 (at least one for any
+	// weight above 0), and the default rolling update (maxUnavailable 25%,
+	// rounded down) replaces none of three before its successor is ready.
+	claim := smallClaim(t, ns, name)
+	setField(claim, "hf://e2e/canary-v1", "spec", "model", "uri")
+	setField(claim, map[string]any{"min": int64(3)}, "spec", "replicas")
+	start := time.Now()
+	applyClaim(ctx, t, claim)
+	waitClaimsReady(ctx, t, ns, []string{name}, 2*time.Minute)
+	sc.note("primary alone Ready in %.1fs", time.Since(start).Seconds())
+	primaryRS := replicaSets(ctx, t, ns, name)
+
+	// Add the canary.
+	setField(claim, []any{
+		map[string]any{"version": "1", "weight": int64(90)},
+		map[string]any{"version": "2", "weight": int64(10), "uri": "hf://e2e/canary-v2"},
+	}, "spec", "traffic")
+	start = time.Now()
+	applyClaim(ctx, t, claim)
+	err := kube.Eventually(ctx, 2*time.Minute, 250*time.Millisecond, "both versions serving, claim Ready", func(ctx context.Context) (bool, string, error) {
+		c, err := env.admin.Get(ctx, claimGVK, ns, name)
+		if err != nil {
+			return false, "", err
+		}
+		phases := trafficPhases(c)
+		ready, _, _ := kube.Condition(c, "Ready")
+		return phases == "1=Serving,2=Serving" && ready == "True", fmt.Sprintf("traffic %s, Ready %s; %s", phases, ready, kube.ConditionsSummary(c)), nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc.note("canary added -> both versions Serving, Ready in %.1fs", time.Since(start).Seconds())
+
+	pods := serverPods(ctx, t, ns, name)
+	if pods["1"] != 3 || pods["2"] != 1 {
+		t.Errorf("ready server pods per version %v, want 1:3 and 2:1", pods)
+	}
+	if after := replicaSets(ctx, t, ns, name); !sameStrings(primaryRS, after) {
+		t.Errorf("the primary's ReplicaSets went from %v to %v: adding a canary restarted its servers", primaryRS, after)
+	}
+	for _, svc := range []string{name, name + "-1", name + "-2"} {
+		if _, err := env.admin.Typed.CoreV1().Services(ns).Get(ctx, svc, metav1.GetOptions{}); err != nil {
+			t.Errorf("Service %s: %v", svc, err)
+		}
+	}
+	// The Service <name>'s endpoints cover the servers of both versions,
+	// and nothing else (no pull pods).
+	var endpoints map[string]int
+	err = kube.Eventually(ctx, time.Minute, 250*time.Millisecond, "Service "+name+" endpoints on both versions", func(ctx context.Context) (bool, string, error) {
+		endpoints, err = serviceEndpointVersions(ctx, ns, name)
+		return err == nil && endpoints["1"] == 3 && endpoints["2"] == 1 && len(endpoints) == 2, fmt.Sprintf("ready endpoints by version %v", endpoints), err
+	})
+	if err != nil {
+		t.Error(err)
+	} else {
+		sc.note("Service %s endpoints by version %v (asked 90/10; split by servers, approximate)", name, endpoints)
+	}
+
+	// Promote: spec.model moves to version 2, version 1 leaves the split.
+	// Meanwhile watch the primary's ready servers.
+	primary, err := env.admin.Typed.AppsV1().Deployments(ns).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	floor := primary.Status.ReadyReplicas
+	w := watchReady(ctx, ns, name)
+	setField(claim, "hf://e2e/canary-v2", "spec", "model", "uri")
+	setField(claim, "2", "spec", "model", "version")
+	setField(claim, []any{map[string]any{"version": "2", "weight": int64(100)}}, "spec", "traffic")
+	start = time.Now()
+	applyClaim(ctx, t, claim)
+	err = kube.Eventually(ctx, 3*time.Minute, 250*time.Millisecond, "promoted: the primary serves version 2, the old objects are gone", func(ctx context.Context) (bool, string, error) {
+		d, err := env.admin.Typed.AppsV1().Deployments(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, "", err
+		}
+		c, err := env.admin.Get(ctx, claimGVK, ns, name)
+		if err != nil {
+			return false, "", err
+		}
+		var left []string
+		if _, err := env.admin.Typed.AppsV1().Deployments(ns).Get(ctx, name+"-2", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			left = append(left, "Deployment "+name+"-2")
+		}
+		if _, err := env.admin.Typed.CoreV1().Services(ns).Get(ctx, name+"-1", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			left = append(left, "Service "+name+"-1")
+		}
+		jobs, err := env.admin.Typed.BatchV1().Jobs(ns).List(ctx, metav1.ListOptions{LabelSelector: instanceLabel + "=" + name})
+		if err != nil {
+			return false, "", err
+		}
+		for _, j := range jobs.Items {
+			if j.Annotations["inference.inferno.io/model-uri"] == "hf://e2e/canary-v1" {
+				left = append(left, "Job "+j.Name+" (version 1)")
+			}
+		}
+		version := d.Spec.Template.Labels["app.kubernetes.io/version"]
+		rolledOut := d.Status.ObservedGeneration >= d.Generation && d.Status.UpdatedReplicas == d.Status.Replicas &&
+			d.Status.AvailableReplicas == d.Status.Replicas && d.Status.Replicas == 3
+		ready, _, _ := kube.Condition(c, "Ready")
+		phase, _, _ := unstructured.NestedString(c.Object, "status", "phase")
+		done := version == "2" && rolledOut && len(left) == 0 && ready == "True" && phase == "Serving"
+		return done, fmt.Sprintf("primary on version %q, rolled out %v, left %v, phase %s, Ready %s", version, rolledOut, left, phase, ready), nil
+	})
+	low := w.stop()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc.note("promotion done in %.1fs; the primary's ready servers never fell below %d (lowest seen %d)", time.Since(start).Seconds(), floor, low)
+	if low < floor {
+		t.Errorf("the primary's ready servers dropped to %d during the promotion, below the %d it had", low, floor)
+	}
+	if after := replicaSets(ctx, t, ns, name); len(after) < 2 {
+		t.Errorf("the primary's ReplicaSets %v: the promotion should roll the servers to the new weights", after)
+	}
+	jobs, err := env.admin.Typed.BatchV1().Jobs(ns).List(ctx, metav1.ListOptions{LabelSelector: instanceLabel + "=" + name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(jobs.Items) != 1 {
+		t.Errorf("%d pull Jobs after the promotion, want the one that pulled version 2", len(jobs.Items))
+	}
+	deleteClaimsAndWait(ctx, t, ns, []string{name})
+}
+
+// trafficPhases writes a claim's status.traffic as version=phase pairs.
+func trafficPhases(c *unstructured.Unstructured) string {
+	list, _, _ := unstructured.NestedSlice(c.Object, "status", "traffic")
+	var out []string
+	for _, e := range list {
+		m, _ := e.(map[string]any)
+		out = append(out, fmt.Sprintf("%v=%v", m["version"], m["phase"]))
+	}
+	return strings.Join(out, ",")
+}
+
+// replicaSets lists the primary Deployment's ReplicaSets by name.
+func replicaSets(ctx context.Context, t *testing.T, ns, deployment string) []string {
+	t.Helper()
+	l, err := env.admin.Typed.AppsV1().ReplicaSets(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, rs := range l.Items {
+		if controllerName(rs.OwnerReferences) == deployment {
+			out = append(out, rs.Name)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func sameStrings(a, b []string) bool {
+	return strings.Join(a, ",") == strings.Join(b, ",")
+}
+
+// serverPods counts a claim's ready server pods by version label.
+func serverPods(ctx context.Context, t *testing.T, ns, claim string) map[string]int {
+	t.Helper()
+	l, err := env.admin.Typed.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: instanceLabel + "=" + claim})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]int{}
+	for _, p := range l.Items {
+		if p.Labels["app.kubernetes.io/component"] == "model-puller" || p.DeletionTimestamp != nil || !podReady(&p) {
+			continue
+		}
+		out[p.Labels["app.kubernetes.io/version"]]++
+	}
+	return out
+}
+
+func podReady(p *corev1.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// serviceEndpointVersions counts the ready endpoints of a Service's
+// EndpointSlices by the version label of the pod behind each. The Service
+// is named after the claim; a pod that is not one of its servers counts
+// under "not a server".
+func serviceEndpointVersions(ctx context.Context, ns, svc string) (map[string]int, error) {
+	slices, err := env.admin.Typed.DiscoveryV1().EndpointSlices(ns).List(ctx, metav1.ListOptions{LabelSelector: "kubernetes.io/service-name=" + svc})
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]int{}
+	for _, s := range slices.Items {
+		for _, e := range s.Endpoints {
+			if e.Conditions.Ready != nil && !*e.Conditions.Ready || e.TargetRef == nil {
+				continue
+			}
+			p, err := env.admin.Typed.CoreV1().Pods(ns).Get(ctx, e.TargetRef.Name, metav1.GetOptions{})
+			if err != nil {
+				return nil, err
+			}
+			if p.Labels[instanceLabel] != svc || !strings.HasPrefix(p.Labels["app.kubernetes.io/component"], "model-server") {
+				out["not a server"]++
+				continue
+			}
+			out[p.Labels["app.kubernetes.io/version"]]++
+		}
+	}
+	return out, nil
+}
+
+// readyWatch polls a Deployment's ready replicas every 100 ms and keeps the
+// lowest it saw.
+type readyWatch struct {
+	mu     sync.Mutex
+	low    int32
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+func watchReady(ctx context.Context, ns, name string) *readyWatch {
+	ctx, cancel := context.WithCancel(ctx)
+	w := &readyWatch{low: 1 << 30, cancel: cancel, done: make(chan struct{})}
+	go func() {
+		defer close(w.done)
+		for ctx.Err() == nil {
+			d, err := env.admin.Typed.AppsV1().Deployments(ns).Get(ctx, name, metav1.GetOptions{})
+			if err == nil {
+				w.observe(d)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}()
+	return w
+}
+
+func (w *readyWatch) observe(d *appsv1.Deployment) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.low = min(w.low, d.Status.ReadyReplicas)
+}
+
+// stop ends the polling and returns the lowest ready count seen.
+func (w *readyWatch) stop() int32 {
+	w.cancel()
+	<-w.done
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.low
+}
