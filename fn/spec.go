@@ -555,8 +555,16 @@ func resolveStorage(s *service, st *v1alpha1.StorageSpec, in *v1beta1.Input, err
 		}
 		return
 	}
-	if s.Storage.AccessMode != corev1.ReadWriteMany && s.MaxReplicas > 1 {
-		*warnings = append(*warnings, fmt.Sprintf("spec.storage.accessMode: %s volumes attach to one node, so of up to %d servers only those on that node can start; use ReadWriteMany for more than one replica across nodes", s.Storage.AccessMode, s.MaxReplicas))
+	servers := s.MaxReplicas
+	if s.Split {
+		// Every version's servers mount the one volume.
+		servers = 0
+		for i := range s.Versions {
+			servers += s.Versions[i].MaxReplicas
+		}
+	}
+	if s.Storage.AccessMode != corev1.ReadWriteMany && servers > 1 {
+		*warnings = append(*warnings, fmt.Sprintf("spec.storage.accessMode: %s volumes attach to one node, so of up to %d servers only those on that node can start; use ReadWriteMany for more than one replica across nodes", s.Storage.AccessMode, servers))
 	}
 }
 
