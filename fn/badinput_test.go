@@ -193,6 +193,16 @@ func TestBadInput(t *testing.T) {
 		"GatewayBadScheme":         {xr: traffic(tv("1", 90, ""), tv("2", 10, "hf://org/v2")), input: map[string]any{"traffic": map[string]any{"gateway": map[string]any{"name": "gw", "scheme": "grpc"}}}, field: "input.traffic.gateway.scheme", fix: "use http or https"},
 		"GatewayBadDomain":         {xr: traffic(tv("1", 90, ""), tv("2", 10, "hf://org/v2")), input: map[string]any{"traffic": map[string]any{"gateway": map[string]any{"name": "gw", "domain": "Models_Example"}}}, field: "input.traffic.gateway.domain", fix: "is not a DNS name"},
 
+		// ModelCache references and the weights' life.
+		"CacheRefWithStorage":     {xr: both(model("cacheRef", map[string]any{"name": "llama"}), set("50Gi", "spec", "storage", "size")), field: "spec.storage", fix: "size it on the ModelCache and remove spec.storage"},
+		"CacheRefOtherNamespace":  {xr: model("cacheRef", map[string]any{"name": "llama", "namespace": "team-b"}), field: "spec.model.cacheRef.namespace", fix: "create the ModelCache in team-a"},
+		"CacheRefWithCredentials": {xr: both(model("cacheRef", map[string]any{"name": "llama"}), model("credentialsSecretRef", map[string]any{"name": "hf"})), field: "spec.model.credentialsSecretRef", fix: "set them on the ModelCache"},
+		"CacheRefWithTraffic":     {xr: both(model("cacheRef", map[string]any{"name": "llama"}), traffic(tv("1", 90, ""), tv("2", 10, "hf://org/v2"))), field: "spec.traffic", fix: "split traffic between InferenceServices on the same ModelCache"},
+		"CacheRefWithPVCURI":      {xr: both(model("cacheRef", map[string]any{"name": "llama"}), model("uri", "pvc://shared/llama")), field: "spec.model.uri", fix: "remove spec.model.cacheRef or the pvc:// uri"},
+		"CacheRefBadName":         {xr: model("cacheRef", map[string]any{"name": "Llama_Cache"}), field: "spec.model.cacheRef.name", fix: "is not a ModelCache name"},
+		"PurgeOnDeleteFalse":      {xr: set(false, "spec", "storage", "purgeOnDelete"), field: "spec.storage.purgeOnDelete", fix: "pull them with a ModelCache and set spec.model.cacheRef"},
+		"NoURINoCacheRef":         {xr: model("uri", ""), field: "spec.model.uri", fix: "is required"},
+
 		// The platform's Input.
 		"PresetMissingImage":         {input: onlyPresets(map[string]any{"image": nil}, nil), field: "input.runtimes.vllm.image", fix: "must give the vllm runtime an image"},
 		"PullerMissingImage":         {input: onlyPresets(nil, map[string]any{"image": nil}), field: "input.pullers.hf.image", fix: "must give the hf:// puller an image"},
@@ -259,5 +269,37 @@ func TestBadInputKeepsNothing(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string(nil), desiredNames(rsp)); diff != "" {
 		t.Errorf("desired (-want +got):\n%s", diff)
+	}
+}
+
+// TestBadModelCache is the catalogue of ModelCaches the function refuses,
+// each with the field its Fatal names and the fix it suggests.
+func TestBadModelCache(t *testing.T) {
+	cases := map[string]struct {
+		edit       func(map[string]any)
+		field, fix string
+	}{
+		"PVCURI":            {edit: func(x map[string]any) { setPath(x, "pvc://shared/llama", "spec", "uri") }, field: "spec.uri", fix: "already live in a volume"},
+		"FTPURI":            {edit: func(x map[string]any) { setPath(x, "ftp://x/y", "spec", "uri") }, field: "spec.uri", fix: "use hf://"},
+		"DuplicateRevision": {edit: func(x map[string]any) { setPath(x, []any{"main", "main"}, "spec", "revisions") }, field: "spec.revisions[1]", fix: "list each revision once"},
+		"EmptyRevision":     {edit: func(x map[string]any) { setPath(x, []any{"main", ""}, "spec", "revisions") }, field: "spec.revisions[1]", fix: "leave spec.revisions out to pull the default"},
+		"BadRevision":       {edit: func(x map[string]any) { setPath(x, []any{"../x"}, "spec", "revisions") }, field: "spec.revisions[0]", fix: "use a branch, tag, commit"},
+		"BadSecret":         {edit: func(x map[string]any) { setPath(x, map[string]any{"name": "HF_X"}, "spec", "credentialsSecretRef") }, field: "spec.credentialsSecretRef.name", fix: "lower case alphanumeric"},
+		"BadAccessMode":     {edit: func(x map[string]any) { setPath(x, "ReadOnlyMany", "spec", "storage", "accessMode") }, field: "spec.storage.accessMode", fix: "use ReadWriteOnce or ReadWriteMany"},
+		"NameLeadingDigit":  {edit: func(x map[string]any) { setPath(x, "1llama", "metadata", "labels", labelClaimName) }, field: "metadata.name", fix: "rename the ModelCache"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			xr := readYAML(t, "../examples/modelcache/xr.yaml")
+			tc.edit(xr)
+			rsp := run(t, newRequest(t, xr, nil))
+			msg := fatalMessage(rsp)
+			if !strings.Contains(msg, tc.field+":") || !strings.Contains(msg, tc.fix) {
+				t.Errorf("Fatal %q does not name %s with the fix %q", msg, tc.field, tc.fix)
+			}
+			if len(desiredNames(rsp)) != 0 {
+				t.Errorf("desired %v for a refused ModelCache", desiredNames(rsp))
+			}
+		})
 	}
 }

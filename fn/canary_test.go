@@ -27,19 +27,27 @@ const (
 // desires: which pulls fail, whether the servers come up, whether a
 // gateway controller accepts routes.
 type world struct {
-	FailPull   map[string]bool // by model URI
-	NotReady   map[string]bool // Deployment names whose servers never get ready
-	RouteState string          // "" (no gateway controller), "accepted" or "rejected"
+	FailPull    map[string]bool // by model URI
+	PullRunning bool            // pull Jobs never finish
+	NotReady    map[string]bool // Deployment names whose servers never get ready
+	RouteState  string          // "" (no gateway controller), "accepted" or "rejected"
 }
 
 // settle walks a claim to where the world lets it go: each call observes
 // what the previous one desired, with the status the world gives it, until
 // the desired objects stop changing. It starts from start (may be nil).
-func settle(t testing.TB, xr, input map[string]any, w world, start []observedObject) (*fnv1.RunFunctionResponse, []observedObject) {
+//
+// required, if any, are the ModelCache claims Crossplane fetched for the
+// function's requirement.
+func settle(t testing.TB, xr, input map[string]any, w world, start []observedObject, required ...map[string]any) (*fnv1.RunFunctionResponse, []observedObject) {
 	t.Helper()
 	obs := start
 	for range 8 {
-		rsp := run(t, newRequest(t, xr, input, obs...))
+		req := newRequest(t, xr, input, obs...)
+		if required != nil {
+			req = withRequired(t, req, required...)
+		}
+		rsp := run(t, req)
 		if msg := fatalMessage(rsp); msg != "" {
 			t.Fatalf("fatal: %s", msg)
 		}
@@ -74,9 +82,12 @@ func observeAll(t testing.TB, rsp *fnv1.RunFunctionResponse, w world) []observed
 			status = boundPVC()
 		case "Job":
 			uri, _ := nested(obj, "metadata", "annotations", annotationModelURI)
-			if w.FailPull[uri.(string)] {
+			switch {
+			case w.FailPull[uri.(string)]:
 				status = jobFailedStatus()
-			} else {
+			case w.PullRunning:
+				status = jobRunningStatus()
+			default:
 				status = jobCompleteStatus()
 			}
 		case "Deployment":

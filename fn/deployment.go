@@ -50,6 +50,12 @@ type weights struct {
 // wantedWeights are the weights the claim asks for now for version v.
 func wantedWeights(s *service, v *modelVersion) weights {
 	m := v.Model
+	if m.Cache != "" {
+		if s.Cached != nil && s.Cached.State == cacheReady {
+			return s.Cached.Weights
+		}
+		return weights{}
+	}
 	if !m.pulled() {
 		return weights{ID: m.Hash, Claim: m.Claim, SubPath: m.SubPath}
 	}
@@ -62,8 +68,9 @@ func wantedWeights(s *service, v *modelVersion) weights {
 // creation waits for the weights.
 func servingWeights(s *service, v *modelVersion, o observedVersion, pull jobState) (*weights, error) {
 	want := wantedWeights(s, v)
+	mounted := !v.Model.pulled() && v.Model.Cache == "" // pvc:// weights are there from the start
 	switch {
-	case !v.Model.pulled() || pull == jobComplete:
+	case mounted || pull == jobComplete:
 		return &want, nil
 	case o.Deployment != nil:
 		t, err := o.servedTemplate()

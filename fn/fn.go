@@ -14,6 +14,9 @@ import (
 	"github.com/crossplane/function-sdk-go/response"
 	"google.golang.org/protobuf/types/known/structpb"
 	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/inferno-ai/function-inferno/apis/inference/v1alpha1"
+	"github.com/inferno-ai/function-inferno/input/v1beta1"
 )
 
 // Function renders InferenceServices. It holds no state between calls:
@@ -35,18 +38,14 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 		fatal(rsp, err)
 		return rsp, nil
 	}
-	xr, err := decodeXR(req.GetObserved().GetComposite().GetResource())
-	if err != nil {
-		fatal(rsp, err)
-		return rsp, nil
+	observedXR := req.GetObserved().GetComposite().GetResource()
+	var c composition
+	var warnings []string
+	if isModelCache(observedXR) {
+		c, warnings, err = renderModelCache(req, in)
+	} else {
+		c, warnings, err = renderInferenceService(req, rsp, in)
 	}
-	s, warnings, err := resolve(xr, in)
-	if err != nil {
-		fatal(rsp, err)
-		return rsp, nil
-	}
-
-	c, err := compose(s, req.GetObserved().GetResources())
 	if err != nil {
 		fatal(rsp, err)
 		return rsp, nil
@@ -58,8 +57,45 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 	for _, w := range append(warnings, c.Report.Warnings...) {
 		response.Warning(rsp, errors.New(w)).TargetCompositeAndClaim()
 	}
-	log.Debug("Rendered", "xr", xr.GetName(), "phase", c.Report.Status.Phase, "resources", len(c.Resources))
+	log.Debug("Rendered", "xr", observedXR.GetFields()["metadata"].GetStructValue().GetFields()["name"].GetStringValue(), "resources", len(c.Resources))
 	return rsp, nil
+}
+
+// renderInferenceService decodes, checks and composes an InferenceService.
+// A service on a ModelCache asks Crossplane for it in rsp's requirements.
+func renderInferenceService(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, in *v1beta1.Input) (composition, []string, error) {
+	xr, err := decodeXR(req.GetObserved().GetComposite().GetResource())
+	if err != nil {
+		return composition{}, nil, err
+	}
+	s, warnings, err := resolve(xr, in)
+	if err != nil {
+		return composition{}, nil, err
+	}
+	cache, err := observeCache(req, s)
+	if err != nil {
+		return composition{}, nil, err
+	}
+	s.useCache(cache)
+	// The requirement goes out on every call, so that Crossplane sees it
+	// stable and stops iterating.
+	requireCache(rsp, s)
+	c, err := compose(s, req.GetObserved().GetResources())
+	return c, warnings, err
+}
+
+// renderModelCache decodes, checks and composes a ModelCache.
+func renderModelCache(req *fnv1.RunFunctionRequest, in *v1beta1.Input) (composition, []string, error) {
+	xr, err := decodeModelCache(req.GetObserved().GetComposite().GetResource())
+	if err != nil {
+		return composition{}, nil, err
+	}
+	s, warnings, err := resolveCache(xr, in)
+	if err != nil {
+		return composition{}, nil, err
+	}
+	c, err := composeCache(s, req.GetObserved().GetResources())
+	return c, warnings, err
 }
 
 func (f *Function) logger() logging.Logger {
@@ -91,6 +127,8 @@ type composedResource struct {
 type composition struct {
 	Resources []composedResource
 	Report    report
+	// CacheStatus, for a ModelCache, replaces Report.Status.
+	CacheStatus *v1alpha1.ModelCacheStatus
 }
 
 // compose decides what to return for a resolved InferenceService given the
@@ -131,10 +169,14 @@ func compose(s *service, ocds map[string]*fnv1.Resource) (composition, error) {
 	serving := false
 	for i := range s.Versions {
 		v, ov, p := &s.Versions[i], o.Versions[i], &ps[i]
-		if v.Model.pulled() {
+		p.ServersObserved = ov.Deployment != nil
+		switch {
+		case v.Model.pulled():
 			p.Pull, p.PullDetail = pullState(ov.Job)
 			p.JobName = jobs[i].Job.Name
 			add(jobs[i].Resource, jobs[i].Job, p.Pull == jobComplete)
+		case v.Model.Cache != "":
+			p.Pull = s.Cached.pullState(p.ServersObserved)
 		}
 		if p.Serving, err = servingWeights(s, v, ov, p.Pull); err != nil {
 			return c, err
@@ -201,7 +243,11 @@ func (c composition) writeTo(rsp *fnv1.RunFunctionResponse) error {
 		rsp.Desired.Resources[r.Name] = &fnv1.Resource{Resource: obj, Ready: ready}
 	}
 
-	status, err := enc.encodeStruct(&c.Report.Status)
+	var st any = &c.Report.Status
+	if c.CacheStatus != nil {
+		st = c.CacheStatus
+	}
+	status, err := enc.encodeStruct(st)
 	if err != nil {
 		return fmt.Errorf("cannot encode the status: %w", err)
 	}

@@ -34,11 +34,14 @@ const (
 // labels returns the labels of one component's objects of version v.
 func (s *service) labels(v *modelVersion, component string) map[string]string {
 	l := map[string]string{
-		labelName:      string(s.Model.Framework),
 		labelInstance:  s.Name,
 		labelManagedBy: managedBy,
 		labelComponent: component,
 		labelPartOf:    partOf,
+	}
+	// A ModelCache serves no framework.
+	if s.Model.Framework != "" {
+		l[labelName] = string(s.Model.Framework)
 	}
 	if v.Model.Version != "" {
 		l[labelVersion] = v.Model.Version

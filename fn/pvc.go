@@ -10,7 +10,10 @@ import (
 // resourcePVC is the composition resource name of the weights cache volume.
 const resourcePVC = "weights-pvc"
 
-func pvcName(s *service) string { return s.Name + "-weights" }
+// pvcName names the cache volume: <name>-weights for an InferenceService,
+// <name>-cache for a ModelCache, so a cache and a service of one name in
+// one namespace never share a volume.
+func pvcName(s *service) string { return s.Volume }
 
 // renderPVC builds the PersistentVolumeClaim that caches the weights.
 //

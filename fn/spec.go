@@ -14,6 +14,7 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/inferno-ai/function-inferno/apis/inference/v1alpha1"
@@ -54,12 +55,17 @@ type service struct {
 	GPU         int32
 	GPUSettings v1beta1.GPUSettings
 	Storage     storage
-	Backoff     int32
+	// Volume names the cache volume (PersistentVolumeClaim).
+	Volume  string
+	Backoff int32
 	// Versions are the versions that serve, the primary (Model) first.
 	Versions []modelVersion
 	// Split says spec.traffic splits requests between versions: each
 	// version then also gets a Service of its own.
 	Split bool
+	// Cached is the observed ModelCache of spec.model.cacheRef, nil
+	// without one.
+	Cached *cachedWeights
 	// Gateway is the Input's Gateway API parent: a split is then also
 	// routed exactly by an HTTPRoute. Nil without one, or without a split.
 	Gateway *gateway
@@ -80,11 +86,13 @@ type model struct {
 	// Claim and SubPath locate pvc:// weights.
 	Claim   string
 	SubPath string
+	// Cache names the ModelCache that holds the weights (spec.model.cacheRef).
+	Cache string
 }
 
 // pulled reports whether the weights are downloaded into our own cache
-// volume (everything but pvc://).
-func (m model) pulled() bool { return m.Scheme != schemePVC }
+// volume: everything but pvc:// weights and weights of a ModelCache.
+func (m model) pulled() bool { return m.Scheme != schemePVC && m.Cache == "" }
 
 type autoscaling struct {
 	CPUUtilization *int32
@@ -184,7 +192,8 @@ func resolve(xr *v1alpha1.XInferenceService, in *v1beta1.Input) (*service, []str
 	s := &service{}
 	spec := xr.Spec
 
-	s.Name, s.Namespace = nameAndNamespace(xr, in, &errs)
+	s.Name, s.Namespace = nameAndNamespace(xr, v1alpha1.ClaimKind, in, &errs)
+	s.Volume = s.Name + "-weights"
 
 	s.Model = resolveModel(spec.Model, &errs)
 
@@ -216,9 +225,13 @@ func resolve(xr *v1alpha1.XInferenceService, in *v1beta1.Input) (*service, []str
 	if s.Split {
 		s.Gateway = resolveGateway(s, in, &errs)
 	}
-	if s.Model.Secret != nil && !s.pulledAny() {
+	switch {
+	case s.Model.Secret != nil && s.Model.Cache != "":
+		errs.add("spec.model.credentialsSecretRef", "the ModelCache %q pulls the weights, so this service reads no credentials; set them on the ModelCache and remove them here", s.Model.Cache)
+	case s.Model.Secret != nil && !s.pulledAny():
 		errs.add("spec.model.credentialsSecretRef", "pvc:// models are mounted, not pulled, so no credentials are read; remove it")
 	}
+	resolveCacheRef(s, spec, &errs)
 
 	resolveReplicas(s, spec, &errs, &warnings)
 	spread(s)
@@ -235,7 +248,10 @@ func resolve(xr *v1alpha1.XInferenceService, in *v1beta1.Input) (*service, []str
 	return s, warnings, nil
 }
 
-func nameAndNamespace(xr *v1alpha1.XInferenceService, in *v1beta1.Input, errs *fieldErrors) (string, string) {
+// nameAndNamespace finds the name and namespace of an XR's composed
+// objects: the claim's, the namespaced XR's own, or the XR's name in the
+// Input's namespace. kind is the claim kind error messages name.
+func nameAndNamespace(xr metav1.Object, kind string, in *v1beta1.Input, errs *fieldErrors) (string, string) {
 	name, ns := xr.GetLabels()[labelClaimName], xr.GetLabels()[labelClaimNamespace]
 	switch {
 	case name != "" && ns != "":
@@ -245,7 +261,7 @@ func nameAndNamespace(xr *v1alpha1.XInferenceService, in *v1beta1.Input, errs *f
 	default:
 		name, ns = xr.GetName(), in.Namespace
 		if ns == "" {
-			errs.add("metadata.labels", "the composite resource has no %s label and the function's Input sets no namespace; create it through an InferenceService claim, or set input.namespace in the Composition", labelClaimNamespace)
+			errs.add("metadata.labels", "the composite resource has no %s label and the function's Input sets no namespace; create it through %s claim, or set input.namespace in the Composition", labelClaimNamespace, withArticle(kind))
 		}
 	}
 	if ns != "" {
@@ -255,17 +271,29 @@ func nameAndNamespace(xr *v1alpha1.XInferenceService, in *v1beta1.Input, errs *f
 	}
 	switch {
 	case name == "":
-		errs.add("metadata.name", "is empty; give the InferenceService a name")
+		errs.add("metadata.name", "is empty; give the %s a name", kind)
 	case len(name) > maxNameLength:
 		errs.add("metadata.name", "%q is %d characters; use at most %d so that the pull Job's name (%q plus a hash) stays within Kubernetes' 63-character limit", name, len(name), maxNameLength, name+"-pull-")
 	default:
 		// The Service is named after the claim, and Service names are
 		// DNS-1035 labels: no dots, no leading digit.
 		for _, m := range validation.IsDNS1035Label(name) {
-			errs.add("metadata.name", "%q cannot name the Service: %s; rename the InferenceService", name, m)
+			if kind == v1alpha1.ClaimKind {
+				errs.add("metadata.name", "%q cannot name the Service: %s; rename the InferenceService", name, m)
+			} else {
+				errs.add("metadata.name", "%q cannot name the objects: %s; rename the %s", name, m, kind)
+			}
 		}
 	}
 	return name, ns
+}
+
+// withArticle is kind with its indefinite article: "an InferenceService".
+func withArticle(kind string) string {
+	if strings.ContainsRune("AEIOU", rune(kind[0])) {
+		return "an " + kind
+	}
+	return "a " + kind
 }
 
 func resolveModel(m v1alpha1.ModelSpec, errs *fieldErrors) model {
@@ -273,7 +301,20 @@ func resolveModel(m v1alpha1.ModelSpec, errs *fieldErrors) model {
 	if out.Framework == "" {
 		out.Framework = v1alpha1.FrameworkVLLM
 	}
-	parseURI(&out, "spec.model.uri", errs)
+	if r := m.CacheRef; r != nil {
+		out.Cache = r.Name
+		for _, msg := range validation.IsDNS1035Label(r.Name) {
+			errs.add("spec.model.cacheRef.name", "%q is not a ModelCache name: %s", r.Name, msg)
+		}
+		if out.URI != "" {
+			parseURI(&out, "spec.model.uri", errs)
+			if out.Scheme == schemePVC {
+				errs.add("spec.model.uri", "pvc:// weights are mounted from their own claim; remove spec.model.cacheRef or the pvc:// uri")
+			}
+		}
+	} else {
+		parseURI(&out, "spec.model.uri", errs)
+	}
 
 	if !isFramework(out.Framework) {
 		errs.add("spec.model.framework", "%q is not supported; use one of %s", out.Framework, joinFrameworks())
@@ -282,18 +323,25 @@ func resolveModel(m v1alpha1.ModelSpec, errs *fieldErrors) model {
 		errs.add("spec.model.version", "%q is not a valid label value; use at most 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit", m.Version)
 	}
 	checkRevision(m.Revision, "spec.model.revision", errs)
-	if r := m.CredentialsSecretRef; r != nil {
-		for _, msg := range validation.IsDNS1123Subdomain(r.Name) {
-			errs.add("spec.model.credentialsSecretRef.name", "%q is not a Secret name: %s", r.Name, msg)
-		}
-		if r.Key != "" {
-			for _, msg := range validation.IsConfigMapKey(r.Key) {
-				errs.add("spec.model.credentialsSecretRef.key", "%q is not a Secret key: %s", r.Key, msg)
-			}
-		}
-	}
+	checkSecretRef(m.CredentialsSecretRef, "spec.model.credentialsSecretRef", errs)
 	out.Hash = shortHash([]string{out.URI, out.Revision})
 	return out
+}
+
+// checkSecretRef refuses a Secret reference that cannot name a Secret or
+// one of its keys.
+func checkSecretRef(r *v1alpha1.SecretKeyReference, field string, errs *fieldErrors) {
+	if r == nil {
+		return
+	}
+	for _, msg := range validation.IsDNS1123Subdomain(r.Name) {
+		errs.add(field+".name", "%q is not a Secret name: %s", r.Name, msg)
+	}
+	if r.Key != "" {
+		for _, msg := range validation.IsConfigMapKey(r.Key) {
+			errs.add(field+".key", "%q is not a Secret key: %s", r.Key, msg)
+		}
+	}
 }
 
 // checkRevision refuses a revision that is not a branch, tag, commit or
@@ -550,7 +598,7 @@ func resolveStorage(s *service, st *v1alpha1.StorageSpec, in *v1beta1.Input, err
 		errs.add(field, "%q is not supported; use ReadWriteOnce or ReadWriteMany (the pull Job writes the volume while the servers read it)", s.Storage.AccessMode)
 	}
 	if !s.pulledAny() {
-		if st != nil {
+		if st != nil && s.Model.Cache == "" && (st.Size != nil || st.StorageClassName != nil || st.AccessMode != "") {
 			*warnings = append(*warnings, "spec.storage has no effect: pvc:// models are mounted from the claim they name, and no cache volume is made")
 		}
 		return

@@ -40,6 +40,8 @@ type progress struct {
 	// ServiceRendered says the version's Service is returned: its own
 	// Service in a split, the Service <name> for the primary otherwise.
 	ServiceRendered bool
+	// ServersObserved says the version's Deployment exists.
+	ServersObserved bool
 }
 
 // report is the status the function writes, and its warnings.
@@ -102,6 +104,9 @@ func versionStatus(s *service, v *modelVersion, pvc *corev1.PersistentVolumeClai
 
 func weightsCondition(s *service, v *modelVersion, pvc *corev1.PersistentVolumeClaim, p progress) condition {
 	m := v.Model
+	if m.Cache != "" {
+		return cacheCondition(s.Cached, p.ServersObserved)
+	}
 	if !m.pulled() {
 		return condition{conditionWeightsReady, true, "UserVolume", fmt.Sprintf("serving %s read-only from the app team's own claim", m.URI)}
 	}

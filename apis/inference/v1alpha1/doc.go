@@ -28,6 +28,11 @@ const (
 	CompositeKind = "XInferenceService"
 	// ClaimKind is the namespaced claim kind app teams create.
 	ClaimKind = "InferenceService"
+	// CacheCompositeKind is the cluster-scoped composite kind of a ModelCache.
+	CacheCompositeKind = "XModelCache"
+	// CacheClaimKind is the namespaced claim kind of a ModelCache, which
+	// spec.model.cacheRef names.
+	CacheClaimKind = "ModelCache"
 )
 
 // SchemeGroupVersion is the group and version of this API.

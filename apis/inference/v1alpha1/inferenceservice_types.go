@@ -164,17 +164,31 @@ type TrafficTarget struct {
 }
 
 // ModelSpec identifies the weights and the runtime that serves them.
+// +kubebuilder:validation:XValidation:rule="has(self.uri) || has(self.cacheRef)",message="spec.model needs a uri, or a cacheRef to a ModelCache that holds the weights"
+// +kubebuilder:validation:XValidation:rule="!has(self.cacheRef) || !has(self.credentialsSecretRef)",message="spec.model.credentialsSecretRef: the ModelCache pulls the weights, so set the credentials there and remove them here"
 type ModelSpec struct {
 	// URI of the weights. Supported schemes: hf://org/model (Hugging Face
 	// Hub), s3://bucket/prefix, gs://bucket/prefix, http(s)://host/path (a
 	// single file) and pvc://claim[/path] (an existing PersistentVolumeClaim
 	// in the same namespace, mounted read-only, nothing is pulled).
-	// Credentials never go in the URI: use credentialsSecretRef.
+	// Credentials never go in the URI: use credentialsSecretRef. With
+	// cacheRef it may be left out; set, it must be the ModelCache's.
+	// +optional
 	// +kubebuilder:validation:MinLength=6
 	// +kubebuilder:validation:MaxLength=2048
 	// +kubebuilder:validation:XValidation:rule="self.matches('^(hf|s3|gs|https?|pvc)://.+')",message="must start with hf://, s3://, gs://, http://, https:// or pvc:// and name a model"
 	// +kubebuilder:validation:XValidation:rule="!self.matches('^[a-z0-9]+://[^/]*@')",message="must not carry credentials (user:password@); put them in a Secret and set spec.model.credentialsSecretRef"
-	URI string `json:"uri"`
+	URI string `json:"uri,omitempty"`
+
+	// CacheRef serves weights a ModelCache in the same namespace already
+	// pulled, instead of pulling them for this service: nothing is
+	// downloaded, no volume is made, and the servers mount the cache's
+	// volume read-only at the revision's directory (spec.model.revision,
+	// or the cache's first revision). The servers start once the cache has
+	// that revision; the weights outlive this service, and several
+	// services can share them.
+	// +optional
+	CacheRef *CacheReference `json:"cacheRef,omitempty"`
 
 	// Version is the app team's own tag for this model, e.g. "1" or
 	// "2024-06". It becomes the app.kubernetes.io/version label and the
@@ -205,6 +219,21 @@ type ModelSpec struct {
 	// Servers that download nothing never see it.
 	// +optional
 	CredentialsSecretRef *SecretKeyReference `json:"credentialsSecretRef,omitempty"`
+}
+
+// CacheReference names a ModelCache in the claim's namespace.
+type CacheReference struct {
+	// Name of the ModelCache.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[a-z]([-a-z0-9]*[a-z0-9])?$`
+	Name string `json:"name"`
+
+	// Namespace of the ModelCache. A volume mounts only in its own
+	// namespace, so this must be the claim's; leave it out.
+	// +optional
+	// +kubebuilder:validation:MaxLength=63
+	Namespace string `json:"namespace,omitempty"`
 }
 
 // SecretKeyReference points at a Secret, or one key of it, in the claim's
@@ -314,6 +343,7 @@ type AutoscalingSpec struct {
 }
 
 // StorageSpec sizes the volume that caches the weights.
+// +kubebuilder:validation:XValidation:rule="!has(self.purgeOnDelete) || self.purgeOnDelete",message="spec.storage.purgeOnDelete: the weights of an InferenceService are deleted with it; to keep weights beyond a service, pull them with a ModelCache and set spec.model.cacheRef"
 type StorageSpec struct {
 	// Size of the cache volume, e.g. "50Gi". It can grow later (if the
 	// storage class allows expansion) but never shrink.
@@ -331,6 +361,15 @@ type StorageSpec struct {
 	// more than one replica across nodes. Fixed once the volume exists.
 	// +optional
 	AccessMode AccessMode `json:"accessMode,omitempty"`
+
+	// PurgeOnDelete states what happens to the weights when the
+	// InferenceService is deleted: they are deleted with it, since
+	// Crossplane deletes every object it composed and cannot orphan one.
+	// Only true is accepted; weights that outlive a service belong in a
+	// ModelCache (see spec.model.cacheRef).
+	// +optional
+	// +kubebuilder:default=true
+	PurgeOnDelete *bool `json:"purgeOnDelete,omitempty"`
 }
 
 // InferenceServiceStatus is what the function reports about the service.

@@ -1,0 +1,188 @@
+package fn
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"google.golang.org/protobuf/types/known/structpb"
+
+	"github.com/inferno-ai/function-inferno/apis/inference/v1alpha1"
+	"github.com/inferno-ai/function-inferno/input/v1beta1"
+)
+
+// A ModelCache composes what an InferenceService composes for its weights,
+// and nothing else: the volume (<name>-cache) and one pull Job per
+// revision, built by the same builders. InferenceServices mount it through
+// spec.model.cacheRef, so the weights outlive each of them.
+
+// isModelCache reports whether the observed composite is a ModelCache.
+func isModelCache(xr *structpb.Struct) bool {
+	kind := xr.GetFields()["kind"].GetStringValue()
+	return kind == v1alpha1.CacheCompositeKind || kind == v1alpha1.CacheClaimKind
+}
+
+// decodeModelCache decodes the observed XR of a ModelCache.
+func decodeModelCache(obj *structpb.Struct) (*v1alpha1.XModelCache, error) {
+	if obj == nil {
+		return nil, errors.New("the request carries no observed composite resource")
+	}
+	xr := &v1alpha1.XModelCache{}
+	if err := decodeStruct(obj, xr, ""); err != nil {
+		return nil, err
+	}
+	return xr, nil
+}
+
+// maxCacheRevisions is the most revisions one ModelCache pulls (the
+// schema's maxItems).
+const maxCacheRevisions = 16
+
+// resolveCache checks a ModelCache and applies the Input's defaults. Its
+// revisions become versions of a service without servers, so the volume
+// and Job builders serve both kinds unchanged.
+func resolveCache(xr *v1alpha1.XModelCache, in *v1beta1.Input) (*service, []string, error) {
+	var errs fieldErrors
+	var warnings []string
+	s := &service{}
+	spec := xr.Spec
+	s.Name, s.Namespace = nameAndNamespace(xr, v1alpha1.CacheClaimKind, in, &errs)
+	s.Volume = s.Name + "-cache"
+
+	m := model{URI: spec.URI, Secret: spec.CredentialsSecretRef}
+	parseURI(&m, "spec.uri", &errs)
+	if m.Scheme == schemePVC {
+		errs.add("spec.uri", "pvc:// weights already live in a volume: mount them with an InferenceService's spec.model.uri instead of caching them")
+	}
+	checkSecretRef(spec.CredentialsSecretRef, "spec.credentialsSecretRef", &errs)
+	if m.pulled() && m.Scheme != "" {
+		p, ok := in.Puller(m.Scheme)
+		switch {
+		case !ok:
+			errs.add("spec.uri", "the platform's Input offers no puller for %s://; ask your platform team or use another source", m.Scheme)
+		case p.Image == "" || len(p.Command) == 0:
+			errs.add("input.pullers."+m.Scheme, "has no image or command; the Composition's Input must describe the %s:// puller in full", m.Scheme)
+		}
+		s.Puller = p
+	}
+
+	revisions := spec.Revisions
+	if len(revisions) == 0 {
+		revisions = []string{""}
+	}
+	if len(revisions) > maxCacheRevisions {
+		errs.add("spec.revisions", "lists %d revisions; cache at most %d in one ModelCache", len(revisions), maxCacheRevisions)
+	}
+	seen := map[string]int{}
+	for i, r := range revisions {
+		f := fmt.Sprintf("spec.revisions[%d]", i)
+		if j, dup := seen[r]; dup {
+			errs.add(f, "%q is listed twice (also at spec.revisions[%d]); list each revision once", r, j)
+			continue
+		}
+		seen[r] = i
+		if r == "" && len(spec.Revisions) > 0 {
+			errs.add(f, "is empty; name a branch, tag, commit or object version, or leave spec.revisions out to pull the default")
+		}
+		checkRevision(r, f, &errs)
+		rm := m
+		rm.Revision = r
+		rm.Hash = shortHash([]string{rm.URI, rm.Revision})
+		s.Versions = append(s.Versions, modelVersion{Primary: len(s.Versions) == 0, Model: rm, Puller: s.Puller, Weight: 100})
+	}
+	if len(s.Versions) > 0 {
+		s.Model = s.Versions[0].Model
+	}
+
+	var st *v1alpha1.StorageSpec
+	if c := spec.Storage; c != nil {
+		st = &v1alpha1.StorageSpec{Size: c.Size, StorageClassName: c.StorageClassName, AccessMode: c.AccessMode}
+	}
+	resolveStorage(s, st, in, &errs, &warnings)
+	s.Backoff = in.BackoffLimit()
+	if s.Backoff < 0 || s.Backoff > 20 {
+		errs.add("input.pullBackoffLimit", "%d is out of range; use 0 to 20", s.Backoff)
+	}
+	if err := errs.err(); err != nil {
+		return nil, nil, err
+	}
+	return s, warnings, nil
+}
+
+// composeCache decides what a ModelCache returns: its volume and a pull Job
+// per revision, each ready as for an InferenceService, and its status.
+func composeCache(s *service, ocds map[string]*fnv1.Resource) (composition, error) {
+	var c composition
+	jobs := make([]pullJob, len(s.Versions))
+	names := make([]string, len(s.Versions))
+	for i := range s.Versions {
+		jobs[i] = renderPullJob(s, &s.Versions[i])
+		names[i] = jobs[i].Resource
+	}
+	o, err := observe(ocds, s, names)
+	if err != nil {
+		return c, err
+	}
+	pvc, warnings := renderPVC(s, o.PVC)
+	c.Resources = append(c.Resources, composedResource{Name: resourcePVC, Object: pvc, Ready: pvcBound(o.PVC)})
+	ps := make([]progress, len(s.Versions))
+	for i := range s.Versions {
+		ps[i].Pull, ps[i].PullDetail = pullState(o.Versions[i].Job)
+		ps[i].JobName = jobs[i].Job.Name
+		c.Resources = append(c.Resources, composedResource{Name: jobs[i].Resource, Object: jobs[i].Job, Ready: ps[i].Pull == jobComplete})
+	}
+	st, cond := cacheStatusFor(s, o, ps)
+	c.CacheStatus = &st
+	c.Report.Conditions = []condition{cond}
+	c.Report.Warnings = warnings
+	return c, nil
+}
+
+// cacheStatusFor reports each revision and the cache as a whole:
+//  1. any revision failed: Failed, with each failure;
+//  2. every revision pulled: Ready;
+//  3. any revision's Job running: Pulling;
+//  4. otherwise Pending.
+func cacheStatusFor(s *service, o observed, ps []progress) (v1alpha1.ModelCacheStatus, condition) {
+	st := v1alpha1.ModelCacheStatus{PVCName: pvcName(s), URI: s.Model.URI}
+	var failed, waiting []string
+	running := false
+	for i := range s.Versions {
+		v, p := &s.Versions[i], ps[i]
+		r := v1alpha1.CachedRevision{Revision: v.Model.Revision, Path: cacheDir(v.Model)}
+		w := weightsCondition(s, v, o.PVC, p)
+		r.Message = w.Message
+		switch p.Pull {
+		case jobComplete:
+			r.Phase = v1alpha1.CacheReady
+		case jobFailed:
+			r.Phase = v1alpha1.CacheFailed
+			failed = append(failed, w.Message)
+		case jobRunning:
+			r.Phase = v1alpha1.CachePulling
+			running = true
+			waiting = append(waiting, w.Message)
+		default:
+			r.Phase = v1alpha1.CachePending
+			waiting = append(waiting, w.Message)
+		}
+		st.Revisions = append(st.Revisions, r)
+	}
+	n := len(s.Versions)
+	switch {
+	case len(failed) > 0:
+		st.Phase, st.Message = v1alpha1.CacheFailed, strings.Join(failed, "; ")
+		return st, condition{conditionWeightsReady, false, "PullFailed", st.Message}
+	case len(waiting) == 0:
+		st.Phase = v1alpha1.CacheReady
+		st.Message = fmt.Sprintf("%d of %d revisions of %s are in volume %s", n, n, s.Model.URI, st.PVCName)
+		return st, condition{conditionWeightsReady, true, "Pulled", st.Message}
+	case running:
+		st.Phase, st.Message = v1alpha1.CachePulling, strings.Join(waiting, "; ")
+		return st, condition{conditionWeightsReady, false, "Pulling", st.Message}
+	default:
+		st.Phase, st.Message = v1alpha1.CachePending, strings.Join(waiting, "; ")
+		return st, condition{conditionWeightsReady, false, "PullPending", st.Message}
+	}
+}
