@@ -32,7 +32,7 @@ const (
 	namespacedTeam = "team-v2"
 )
 
-// --- 12 namespaced ----------------------------------------------------------
+// --- 13 namespaced ----------------------------------------------------------
 
 // namespaced applies examples/namespaced/xr.yaml — a Crossplane v2
 // namespaced InferenceService, no claim — in a team namespace and follows
@@ -41,7 +41,7 @@ const (
 // gone when it is deleted.
 func (s *infernoSuite) namespaced(t *testing.T) {
 	ctx := context.Background()
-	sc := env.summary.start(t, "12 namespaced")
+	sc := env.summary.start(t, "13 namespaced")
 	if err := env.createTeamNamespace(ctx, namespacedTeam); err != nil {
 		t.Fatal(err)
 	}
