@@ -87,7 +87,7 @@ func (a api) reference(x xrd) ([]byte, error) {
 	fmt.Fprintf(&b, "| Composition | `%s` (default), one step: Function `%s` |\n", a.xrdName(), functionName)
 	fmt.Fprintf(&b, "| Package | Configuration `%s`, built from [`%s/`](../../%s) by `make xpkg` |\n", a.PackageName, a.Dir, a.Dir)
 	if cols := printerColumns(v.AdditionalPrinterColumns); cols != "" {
-		fmt.Fprintf(&b, "| `kubectl get` columns | %s (Crossplane adds SYNCED, READY, AGE) |\n", cols)
+		fmt.Fprintf(&b, "| `kubectl get` columns | %s (Crossplane adds SYNCED, READY and AGE, and COMPOSITION on composites) |\n", cols)
 	}
 	b.WriteString("\nFields marked *required* must be set; a default applies when a field is left out.\n")
 	b.WriteString("Validation is enforced by the API server from the schema; the function checks the rest\n")
