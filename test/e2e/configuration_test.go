@@ -88,17 +88,22 @@ func (s *infernoSuite) configuration(t *testing.T) {
 			t.Errorf("%s dependencies %+v, want %+v", inst.Revision.GetName(), got, want)
 		}
 		refs := fnpackage.ObjectRefs(inst.Revision)
-		for _, want := range []string{"CompositeResourceDefinition/" + p.XRD, "Composition/" + p.XRD} {
-			if !slices.Contains(refs, want) {
-				t.Errorf("%s established %v, want %s among them", inst.Revision.GetName(), refs, want)
-			}
+		xrd, err := env.admin.Get(ctx, xrdGVK, "", p.XRD)
+		if err != nil {
+			t.Fatalf("XRD %s: %v", p.XRD, err)
 		}
 		comp, err := env.admin.Get(ctx, compositionGVK, "", p.XRD)
 		if err != nil {
 			t.Fatalf("Composition %s: %v", p.XRD, err)
 		}
-		if owner := ownerOfKind(comp, "ConfigurationRevision"); owner != inst.Revision.GetName() {
-			t.Errorf("Composition %s is owned by ConfigurationRevision %q, want %q: it must come from the package", p.XRD, owner, inst.Revision.GetName())
+		for _, o := range []*unstructured.Unstructured{xrd, comp} {
+			what := o.GetKind() + " " + o.GetName()
+			if !slices.ContainsFunc(refs, func(r fnpackage.ObjectRef) bool { return r.UID == string(o.GetUID()) }) {
+				t.Errorf("%s established %v, not the %s (uid %s)", inst.Revision.GetName(), refs, what, o.GetUID())
+			}
+			if owner := ownerOfKind(o, "ConfigurationRevision"); owner != inst.Revision.GetName() {
+				t.Errorf("%s is owned by ConfigurationRevision %q, want %q: it must come from the package", what, owner, inst.Revision.GetName())
+			}
 		}
 		steps, _, _ := unstructured.NestedSlice(comp.Object, "spec", "pipeline")
 		if len(steps) == 0 || !strings.Contains(fmt.Sprint(steps), RealFunctionName) {

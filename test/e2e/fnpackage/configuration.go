@@ -209,13 +209,26 @@ func RevisionDependencies(rev *unstructured.Unstructured) Dependencies {
 	return d
 }
 
-// ObjectRefs lists kind/name of the objects a revision established.
-func ObjectRefs(rev *unstructured.Unstructured) []string {
+// ObjectRef is one object a package revision established.
+type ObjectRef struct {
+	APIVersion, Kind, Name, UID string
+}
+
+// String is the reference as the test reports it.
+func (r ObjectRef) String() string {
+	return fmt.Sprintf("%s %s %s (uid %s)", r.APIVersion, r.Kind, r.Name, r.UID)
+}
+
+// ObjectRefs lists the objects a revision established. Crossplane v2.4
+// leaves kind empty in them (seen in the e2e), so the UID is what
+// identifies an object.
+func ObjectRefs(rev *unstructured.Unstructured) []ObjectRef {
 	refs, _, _ := unstructured.NestedSlice(rev.Object, "status", "objectRefs")
-	var out []string
+	var out []ObjectRef
 	for _, r := range refs {
 		m, _ := r.(map[string]any)
-		out = append(out, fmt.Sprintf("%v/%v", m["kind"], m["name"]))
+		str := func(k string) string { s, _ := m[k].(string); return s }
+		out = append(out, ObjectRef{APIVersion: str("apiVersion"), Kind: str("kind"), Name: str("name"), UID: str("uid")})
 	}
 	return out
 }
