@@ -40,10 +40,10 @@ $(CONTROLLER_GEN): tools/go.mod
 	cd tools && go build -o ../$@ sigs.k8s.io/controller-tools/cmd/controller-gen
 
 .PHONY: generate
-generate: $(CONTROLLER_GEN) ## Regenerate deepcopy code, the Input CRD, the XRD and the Composition.
+generate: $(CONTROLLER_GEN) ## Regenerate deepcopy code, the Input CRD, the XRDs, Compositions, Configurations and docs/api.
 	$(CONTROLLER_GEN) object paths=./apis/... paths=./input/...
 	$(CONTROLLER_GEN) crd:crdVersions=v1 paths=./input/... output:crd:artifacts:config=package/input
-	go run ./apis/generate -controller-gen=$(CONTROLLER_GEN) -out=apis
+	go run ./apis/generate -controller-gen=$(CONTROLLER_GEN) -root=.
 
 .PHONY: build
 build: $(FUNCTION) ## Build the function binary.
@@ -64,14 +64,16 @@ render: $(FUNCTION) $(CROSSPLANE) ## Render examples/xr.yaml with the real cross
 	@go run ./test/render/cmd/render -function=$(FUNCTION) -crossplane=$(CROSSPLANE) -stage=$(STAGE) -xr=$(XR) -composition=$(COMPOSITION) -observed=$(OBSERVED)
 
 .PHONY: xpkg
-xpkg: $(CROSSPLANE) ## Build the Function package bin/function-inferno.xpkg without Docker (runtime image from go-containerregistry).
+xpkg: $(CROSSPLANE) ## Build the Function package (without Docker) and the two Configuration packages into bin/.
 	@mkdir -p $(BIN)/xpkg
 	CGO_ENABLED=0 go build -trimpath -ldflags='-s -w' -o $(BIN)/xpkg/function .
 	cd test/e2e && go run ./cmd/runtime-image -binary=$(abspath $(BIN)/xpkg/function) -out=$(abspath $(BIN)/xpkg/runtime.tar)
 	$(CROSSPLANE) xpkg build --package-root=package --embed-runtime-image-tarball=$(BIN)/xpkg/runtime.tar -o $(BIN)/function-inferno.xpkg
-	@# The Configuration package: the XRD and Composition, depending on the Function.
-	$(CROSSPLANE) xpkg build --package-root=apis --ignore='rbac.yaml' -o $(BIN)/configuration-inferno.xpkg
-	@echo "built $(BIN)/function-inferno.xpkg and $(BIN)/configuration-inferno.xpkg; push each with: $(CROSSPLANE) xpkg push -f <file> <registry>/<name>:<tag>"
+	@# The Configuration packages: each an XRD and its Composition, depending on the Function.
+	@# apis/ holds the claim's; apis/namespaced/ (its own package) the v2 namespaced XR's.
+	$(CROSSPLANE) xpkg build --package-root=apis --ignore='rbac.yaml,namespaced/*' -o $(BIN)/configuration-inferno.xpkg
+	$(CROSSPLANE) xpkg build --package-root=apis/namespaced -o $(BIN)/configuration-inferno-namespaced.xpkg
+	@echo "built $(BIN)/function-inferno.xpkg, $(BIN)/configuration-inferno.xpkg and $(BIN)/configuration-inferno-namespaced.xpkg; push each with: $(CROSSPLANE) xpkg push -f <file> <registry>/<name>:<tag>"
 
 .PHONY: bench
 bench: $(FUNCTION) ## Benchmark RunFunction in-process, then load the gRPC server against the empty floor function.

@@ -24,7 +24,21 @@ func TestGeneratedFilesAreFresh(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, want := range files {
-		compareFile(t, filepath.Join(root, "apis", name), want)
+		compareFile(t, filepath.Join(root, name), want)
+	}
+	// A reference whose XRD is gone is stale too.
+	docs, err := filepath.Glob(filepath.Join(root, docsDir, "*.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range docs {
+		rel, err := filepath.Rel(root, d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := files[filepath.ToSlash(rel)]; !ok {
+			t.Errorf("%s documents no generated XRD: delete it, or run `make generate`", rel)
+		}
 	}
 
 	for _, g := range []struct {

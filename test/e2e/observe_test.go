@@ -18,6 +18,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/inferno-ai/function-inferno/test/e2e/kube"
 )
@@ -26,6 +27,9 @@ import (
 // relative to when it was applied: the timings the issue asks for. It polls
 // every 100 ms, so each time is accurate to about that.
 type lifecycle struct {
+	// gvk is the kind polled for phase and Ready: the claim, or a
+	// namespaced XR (watchNamespacedLifecycle).
+	gvk      schema.GroupVersionKind
 	ns, name string
 	mu       sync.Mutex
 	st       lifecycleState
@@ -43,7 +47,7 @@ type lifecycleState struct {
 }
 
 func watchLifecycle(_ context.Context, ns, name string) *lifecycle {
-	return &lifecycle{ns: ns, name: name, st: lifecycleState{phases: map[string]time.Duration{}}}
+	return &lifecycle{gvk: claimGVK, ns: ns, name: name, st: lifecycleState{phases: map[string]time.Duration{}}}
 }
 
 // applied starts the clock and the polling; polling ends once the claim is
@@ -76,7 +80,7 @@ func (l *lifecycle) poll(ctx context.Context) (done bool) {
 	jobs, _ := c.Typed.BatchV1().Jobs(l.ns).List(ctx, metav1.ListOptions{LabelSelector: instanceLabel + "=" + l.name})
 	dep, depErr := c.Typed.AppsV1().Deployments(l.ns).Get(ctx, l.name, metav1.GetOptions{})
 	hpa, hpaErr := c.Typed.AutoscalingV2().HorizontalPodAutoscalers(l.ns).Get(ctx, l.name, metav1.GetOptions{})
-	claim, claimErr := c.Get(ctx, claimGVK, l.ns, l.name)
+	claim, claimErr := c.Get(ctx, l.gvk, l.ns, l.name)
 
 	l.mu.Lock()
 	defer l.mu.Unlock()

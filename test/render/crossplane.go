@@ -39,6 +39,7 @@ type Args struct {
 	Composition string
 	Functions   string
 	Observed    string // optional --observed-resources
+	XRD         string // optional --xrd: default the XR from the XRD's schema
 }
 
 // Render runs `crossplane render --include-full-xr --include-function-results`
@@ -51,6 +52,9 @@ func (f *Function) Render(ctx context.Context, a Args) ([]byte, error) {
 	}
 	if a.Observed != "" {
 		args = append(args, "--observed-resources="+a.Observed)
+	}
+	if a.XRD != "" {
+		args = append(args, "--xrd="+a.XRD)
 	}
 	cmd := exec.CommandContext(ctx, a.CLI, args...)
 	var stdout, stderr bytes.Buffer

@@ -1,0 +1,594 @@
+package fn
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// troubleshootingPage is the page that maps everything the function
+// reports to what to do about it.
+const troubleshootingPage = "../docs/troubleshooting.md"
+
+// Sections of the troubleshooting page. Each holds one table whose first
+// column is the key the tests below look for.
+const (
+	sectionConditions = "Conditions"
+	sectionFields     = "Refused claims and Inputs"
+	sectionMessages   = "Other refusals"
+	sectionWarnings   = "Warnings"
+)
+
+// TestTroubleshootingCoversEverything fails when the function can emit a
+// condition reason, refuse a field, refuse with another message, or warn
+// about a field that docs/troubleshooting.md does not explain — or when
+// the page explains one the function no longer emits.
+//
+// The function's reports are found in its source, not by rendering: the
+// renders of the examples reach only some of the reasons (a stalled
+// rollout, a scaled-to-zero claim or a claim's own volume need crafted
+// observed state), while every reason is a literal or a constant at the
+// place the condition is built. The scan understands the few forms the
+// code uses (literals, constants, concatenation, fmt.Sprintf and local
+// variables) and refuses anything else, so a report it cannot read fails
+// here instead of escaping the page. TestTroubleshootingCoversRenders
+// cross-checks it against real renders.
+func TestTroubleshootingCoversEverything(t *testing.T) {
+	code := scanReports(t)
+	page := readTroubleshooting(t)
+
+	for _, c := range []struct {
+		section string
+		emitted []string
+		what    string
+	}{
+		{sectionConditions, code.conditionKeys(), "condition (type/reason)"},
+		{sectionFields, code.Fields, "refused field"},
+		{sectionMessages, code.Messages, "refusal message"},
+		{sectionWarnings, code.Warnings, "warned-about field"},
+	} {
+		documented := page.keys(c.section)
+		if len(documented) == 0 {
+			t.Errorf("%s has no table under \"## %s\"", troubleshootingPage, c.section)
+			continue
+		}
+		if missing := without(c.emitted, documented); len(missing) > 0 {
+			t.Errorf("%s lacks a row under \"## %s\" for each %s the function emits: add one per line of:\n%s",
+				troubleshootingPage, c.section, c.what, strings.Join(missing, "\n"))
+		}
+		if stale := without(documented, c.emitted); len(stale) > 0 {
+			t.Errorf("%s, \"## %s\", explains a %s the function no longer emits: remove it:\n%s",
+				troubleshootingPage, c.section, c.what, strings.Join(stale, "\n"))
+		}
+	}
+	// A condition's status column says what the code sets.
+	for key, status := range code.Conditions {
+		row := page.row(sectionConditions, key)
+		if row != nil && len(row) > 1 && status != "" && strings.Trim(row[1], "` ") != status {
+			t.Errorf("%s: the row for %s says status %q; the function sets %s", troubleshootingPage, key, row[1], status)
+		}
+	}
+}
+
+// TestTroubleshootingCoversRenders renders every example at every stage
+// and requires each condition it reports to have its row: the source scan
+// above must not have missed a way of setting one.
+func TestTroubleshootingCoversRenders(t *testing.T) {
+	page := readTroubleshooting(t)
+	documented := page.keys(sectionConditions)
+	input := compositionInput(t)
+	examples, err := filepath.Glob("../examples/frameworks/*.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	examples = append(examples, "../examples/xr.yaml", namespacedXR)
+	seen := map[string]bool{}
+	for _, path := range examples {
+		xr := readYAML(t, path)
+		renders := [][]observedObject{nil}
+		for _, stage := range stages {
+			if observed, ok := stageObserved(t, xr, input, stage); ok {
+				renders = append(renders, observed)
+			}
+		}
+		for _, observed := range renders {
+			for _, c := range run(t, newRequest(t, xr, input, observed...)).GetConditions() {
+				seen[c.GetType()+"/"+c.GetReason()] = true
+			}
+		}
+	}
+	if len(seen) == 0 {
+		t.Fatal("the renders reported no conditions")
+	}
+	var got []string
+	for k := range seen {
+		got = append(got, k)
+	}
+	if missing := without(got, documented); len(missing) > 0 {
+		t.Errorf("renders report conditions %s lacks under \"## %s\": %v", troubleshootingPage, sectionConditions, missing)
+	}
+}
+
+// TestScanReports holds the source scan to the forms it must understand.
+func TestScanReports(t *testing.T) {
+	src := `package fn
+const conditionX = "X"
+func f(errs *fieldErrors, fw string, i int, ok bool) {
+	const field = "spec.a"
+	errs.add(field, "bad")
+	g := "input.runtimes." + string(fw)
+	errs.add(g+".image", "bad")
+	e := fmt.Sprintf("spec.env[%d]", i)
+	errs.add(e+".name", "bad")
+	h := "input.storage.mode"
+	if ok {
+		h = "spec.storage.mode"
+	}
+	errs.add(h, "bad")
+	_ = condition{conditionX, true, "Done", "m"}
+	_ = condition{Type: conditionX, Status: false, Reason: "NotYet"}
+	_ = fmt.Errorf("cannot read %s: %w", "x", nil)
+	_ = &pathError{Path: "p", Msg: fmt.Sprintf("must be %s", "y")}
+	warnings = append(warnings, fmt.Sprintf("spec.b: risky %d", i), "spec.c has no effect")
+}
+`
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, "x.go", src, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r reports
+	var problems []string
+	r.scanFile(fset, f, &problems)
+	want := reports{
+		Conditions: map[string]string{"X/Done": "True", "X/NotYet": "False"},
+		Fields:     []string{"input.runtimes.*.image", "input.storage.mode", "spec.a", "spec.env[*].name", "spec.storage.mode"},
+		Messages:   []string{"cannot read …: …", "…: must be …"},
+		Warnings:   []string{"spec.b", "spec.c"},
+	}
+	r.sort()
+	if diff := cmp.Diff(want, r); diff != "" || len(problems) > 0 {
+		t.Errorf("scan (-want +got):\n%s\nproblems: %v", diff, problems)
+	}
+}
+
+// reports is what the function can say, by kind, as the page keys it.
+type reports struct {
+	// Conditions maps "Type/Reason" to the status the code sets
+	// ("True", "False", or "" where it is computed).
+	Conditions map[string]string
+	// Fields are the field paths of Fatal results, * for a variable part.
+	Fields []string
+	// Messages are the other Fatal messages, … for a variable part.
+	Messages []string
+	// Warnings are the field paths warnings start with.
+	Warnings []string
+}
+
+func (r reports) conditionKeys() []string {
+	var out []string
+	for k := range r.Conditions {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+func (r *reports) sort() {
+	for _, l := range []*[]string{&r.Fields, &r.Messages, &r.Warnings} {
+		slices.Sort(*l)
+		*l = slices.Compact(*l)
+	}
+}
+
+// scanReports scans the function's own (non-test) source.
+func scanReports(t *testing.T) reports {
+	t.Helper()
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fset := token.NewFileSet()
+	var r reports
+	var problems []string
+	for _, name := range files {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, name, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.scanFile(fset, f, &problems)
+	}
+	if len(problems) > 0 {
+		t.Fatalf("the troubleshooting scan cannot read these reports; write their reason or field as a literal or constant:\n%s", strings.Join(problems, "\n"))
+	}
+	if len(r.Conditions) == 0 || len(r.Fields) == 0 || len(r.Messages) == 0 || len(r.Warnings) == 0 {
+		t.Fatalf("the scan found too little (%d conditions, %d fields, %d messages, %d warnings): has the code changed shape?", len(r.Conditions), len(r.Fields), len(r.Messages), len(r.Warnings))
+	}
+	r.sort()
+	return r
+}
+
+// scanFile adds the reports made in one file.
+func (r *reports) scanFile(fset *token.FileSet, f *ast.File, problems *[]string) {
+	if r.Conditions == nil {
+		r.Conditions = map[string]string{}
+	}
+	consts := map[string][]ast.Expr{}
+	for _, d := range f.Decls {
+		if g, ok := d.(*ast.GenDecl); ok && g.Tok == token.CONST {
+			collectValueSpecs(g, consts)
+		}
+	}
+	problem := func(n ast.Node, msg string) {
+		*problems = append(*problems, fset.Position(n.Pos()).String()+": "+msg)
+	}
+	for _, d := range f.Decls {
+		fd, ok := d.(*ast.FuncDecl)
+		if !ok || fd.Body == nil {
+			continue
+		}
+		e := &evaluator{vars: assignments(fd.Body), consts: consts}
+		ast.Inspect(fd.Body, func(n ast.Node) bool {
+			switch n := n.(type) {
+			case *ast.CompositeLit:
+				switch typeName(n.Type) {
+				case "condition":
+					typ, status, reason := conditionParts(n)
+					types, reasons := e.eval(typ), e.eval(reason)
+					if typ == nil || reason == nil || variable(types) || variable(reasons) {
+						problem(n, "a condition whose type or reason is not a constant")
+						return true
+					}
+					for _, ty := range types {
+						for _, re := range reasons {
+							r.Conditions[ty+"/"+re] = boolStatus(status)
+						}
+					}
+				case "pathError":
+					for _, el := range n.Elts {
+						if kv, ok := el.(*ast.KeyValueExpr); ok && identName(kv.Key) == "Msg" {
+							for _, m := range e.eval(kv.Value) {
+								r.Messages = append(r.Messages, "…: "+strings.ReplaceAll(m, "*", "…"))
+							}
+						}
+					}
+				}
+			case *ast.CallExpr:
+				switch fun := callName(n); {
+				case fun == ".add" && len(n.Args) >= 2:
+					for _, field := range e.eval(n.Args[0]) {
+						if strings.HasPrefix(field, "*") {
+							problem(n, "a refused field that does not start with a constant path")
+							continue
+						}
+						r.Fields = append(r.Fields, field)
+					}
+				case (fun == "fmt.Errorf" || fun == "errors.New") && len(n.Args) >= 1:
+					if lit, ok := stringLit(n.Args[0]); ok {
+						r.Messages = append(r.Messages, strings.ReplaceAll(verbs.ReplaceAllString(lit, "*"), "*", "…"))
+					}
+					// errors.New of a non-literal joins fieldErrors, which
+					// the .add case covers.
+				case fun == "append" && len(n.Args) >= 2 && strings.HasSuffix(strings.ToLower(exprName(n.Args[0])), "warnings"):
+					for i, a := range n.Args[1:] {
+						if n.Ellipsis.IsValid() && i == len(n.Args)-2 {
+							// append(warnings, more...) passes warnings on.
+							continue
+						}
+						for _, w := range e.eval(a) {
+							field := warningField.FindString(w)
+							if field == "" {
+								problem(a, "a warning that does not start with the field it is about")
+								continue
+							}
+							r.Warnings = append(r.Warnings, field)
+						}
+					}
+				}
+			}
+			return true
+		})
+	}
+}
+
+var (
+	// verbs are fmt verbs, with flags and width.
+	verbs = regexp.MustCompile(`%[-+# 0-9.]*[a-zA-Z%]`)
+	// warningField is the field path a warning starts with.
+	warningField = regexp.MustCompile(`^[a-z][A-Za-z0-9]*(\.[A-Za-z0-9]+|\[\*\])*`)
+)
+
+// evaluator works out the strings an expression can be, with * for what
+// it cannot know (parameters, fields of values).
+type evaluator struct {
+	vars   map[string][]ast.Expr // every value assigned to a local name
+	consts map[string][]ast.Expr // package constants
+	depth  int
+}
+
+func (e *evaluator) eval(x ast.Expr) []string {
+	if x == nil || e.depth > 20 {
+		return []string{"*"}
+	}
+	e.depth++
+	defer func() { e.depth-- }()
+	switch x := x.(type) {
+	case *ast.BasicLit:
+		if s, ok := stringLit(x); ok {
+			return []string{s}
+		}
+	case *ast.ParenExpr:
+		return e.eval(x.X)
+	case *ast.Ident:
+		if vs, ok := e.vars[x.Name]; ok {
+			return e.evalAll(vs)
+		}
+		if vs, ok := e.consts[x.Name]; ok {
+			return e.evalAll(vs)
+		}
+	case *ast.BinaryExpr:
+		if x.Op == token.ADD {
+			var out []string
+			for _, l := range e.eval(x.X) {
+				for _, r := range e.eval(x.Y) {
+					out = append(out, collapse(l+r))
+				}
+			}
+			return out
+		}
+	case *ast.CallExpr:
+		switch callName(x) {
+		case "fmt.Sprintf":
+			if len(x.Args) > 0 {
+				if lit, ok := stringLit(x.Args[0]); ok {
+					return []string{collapse(verbs.ReplaceAllString(lit, "*"))}
+				}
+			}
+		case "string":
+			if len(x.Args) == 1 {
+				return e.eval(x.Args[0])
+			}
+		}
+	}
+	return []string{"*"}
+}
+
+func (e *evaluator) evalAll(xs []ast.Expr) []string {
+	var out []string
+	for _, x := range xs {
+		out = append(out, e.eval(x)...)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// assignments collects every value assigned to each local name in a body.
+func assignments(body *ast.BlockStmt) map[string][]ast.Expr {
+	out := map[string][]ast.Expr{}
+	ast.Inspect(body, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.AssignStmt:
+			if len(n.Lhs) == len(n.Rhs) {
+				for i, l := range n.Lhs {
+					if id, ok := l.(*ast.Ident); ok {
+						out[id.Name] = append(out[id.Name], n.Rhs[i])
+					}
+				}
+			}
+		case *ast.GenDecl:
+			collectValueSpecs(n, out)
+		}
+		return true
+	})
+	return out
+}
+
+func collectValueSpecs(g *ast.GenDecl, into map[string][]ast.Expr) {
+	for _, s := range g.Specs {
+		vs, ok := s.(*ast.ValueSpec)
+		if !ok || len(vs.Values) != len(vs.Names) {
+			continue
+		}
+		for i, n := range vs.Names {
+			into[n.Name] = append(into[n.Name], vs.Values[i])
+		}
+	}
+}
+
+// conditionParts returns a condition literal's Type, Status and Reason.
+func conditionParts(n *ast.CompositeLit) (typ, status, reason ast.Expr) {
+	for i, el := range n.Elts {
+		if kv, ok := el.(*ast.KeyValueExpr); ok {
+			switch identName(kv.Key) {
+			case "Type":
+				typ = kv.Value
+			case "Status":
+				status = kv.Value
+			case "Reason":
+				reason = kv.Value
+			}
+			continue
+		}
+		switch i {
+		case 0:
+			typ = el
+		case 1:
+			status = el
+		case 2:
+			reason = el
+		}
+	}
+	return typ, status, reason
+}
+
+func boolStatus(x ast.Expr) string {
+	switch identName(x) {
+	case "true":
+		return "True"
+	case "false":
+		return "False"
+	}
+	return ""
+}
+
+func variable(vals []string) bool {
+	return slices.ContainsFunc(vals, func(v string) bool { return strings.Contains(v, "*") })
+}
+
+func collapse(s string) string {
+	for strings.Contains(s, "**") {
+		s = strings.ReplaceAll(s, "**", "*")
+	}
+	return s
+}
+
+func stringLit(x ast.Expr) (string, bool) {
+	l, ok := x.(*ast.BasicLit)
+	if !ok || l.Kind != token.STRING {
+		return "", false
+	}
+	s, err := strconv.Unquote(l.Value)
+	return s, err == nil
+}
+
+func identName(x ast.Expr) string {
+	if id, ok := x.(*ast.Ident); ok {
+		return id.Name
+	}
+	return ""
+}
+
+func typeName(x ast.Expr) string {
+	if u, ok := x.(*ast.UnaryExpr); ok {
+		x = u.X
+	}
+	return identName(x)
+}
+
+// callName is "pkg.Func" for a package function, ".method" for a method,
+// and the name for a plain function.
+func callName(c *ast.CallExpr) string {
+	switch f := c.Fun.(type) {
+	case *ast.Ident:
+		return f.Name
+	case *ast.SelectorExpr:
+		if id, ok := f.X.(*ast.Ident); ok && (id.Name == "fmt" || id.Name == "errors") {
+			return id.Name + "." + f.Sel.Name
+		}
+		return "." + f.Sel.Name
+	}
+	return ""
+}
+
+// exprName is the last name in an expression such as *warnings or
+// r.Warnings.
+func exprName(x ast.Expr) string {
+	switch x := x.(type) {
+	case *ast.Ident:
+		return x.Name
+	case *ast.StarExpr:
+		return exprName(x.X)
+	case *ast.SelectorExpr:
+		return x.Sel.Name
+	}
+	return ""
+}
+
+// without lists what of a is not in b.
+func without(a, b []string) []string {
+	var out []string
+	for _, x := range a {
+		if !slices.Contains(b, x) {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// troubleshooting is the page's tables: section heading → rows of cells.
+type troubleshooting map[string][][]string
+
+func readTroubleshooting(t *testing.T) troubleshooting {
+	t.Helper()
+	b, err := os.ReadFile(troubleshootingPage)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := troubleshooting{}
+	section := ""
+	for _, line := range strings.Split(string(b), "\n") {
+		switch {
+		case strings.HasPrefix(line, "## "):
+			section = strings.TrimSpace(strings.TrimPrefix(line, "## "))
+		case strings.HasPrefix(line, "|") && !tableSeparator.MatchString(line):
+			out[section] = append(out[section], cells(line))
+		}
+	}
+	// Drop each table's header row.
+	for s, rows := range out {
+		out[s] = rows[1:]
+	}
+	return out
+}
+
+var tableSeparator = regexp.MustCompile(`^\|[-:| ]+\|\s*$`)
+
+// cells splits a table row at the pipes that are not escaped.
+func cells(line string) []string {
+	line = strings.TrimSpace(line)
+	line = strings.TrimSuffix(strings.TrimPrefix(line, "|"), "|")
+	var out []string
+	var cur strings.Builder
+	for i := 0; i < len(line); i++ {
+		switch {
+		case line[i] == '\\' && i+1 < len(line) && line[i+1] == '|':
+			cur.WriteByte('|')
+			i++
+		case line[i] == '|':
+			out = append(out, strings.TrimSpace(cur.String()))
+			cur.Reset()
+		default:
+			cur.WriteByte(line[i])
+		}
+	}
+	return append(out, strings.TrimSpace(cur.String()))
+}
+
+// keys are the first cells of a section's rows, without backticks. In the
+// conditions table the key is "Type/Reason" from the first and third cells.
+func (p troubleshooting) keys(section string) []string {
+	var out []string
+	for _, row := range p[section] {
+		out = append(out, rowKey(section, row))
+	}
+	return out
+}
+
+func (p troubleshooting) row(section, key string) []string {
+	for _, row := range p[section] {
+		if rowKey(section, row) == key {
+			return row
+		}
+	}
+	return nil
+}
+
+func rowKey(section string, row []string) string {
+	unquote := func(s string) string { return strings.Trim(s, "` ") }
+	if section == sectionConditions && len(row) >= 3 {
+		return unquote(row[0]) + "/" + unquote(row[2])
+	}
+	return unquote(row[0])
+}
