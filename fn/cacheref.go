@@ -86,7 +86,12 @@ const (
 	cacheMissing
 	cachePulling
 	cacheReady
+	// cacheFailed: the cache's pull of the revision failed.
 	cacheFailed
+	// cacheMismatch: spec.model.uri is not the cache's.
+	cacheMismatch
+	// cacheRevisionMissing: the cache does not pull the revision.
+	cacheRevisionMissing
 )
 
 // cachedWeights is the observed ModelCache, judged for one service.
@@ -94,7 +99,6 @@ type cachedWeights struct {
 	// URI of the cached weights.
 	URI     string
 	State   cacheState
-	Reason  string
 	Message string
 	// Weights are the revision's directory on the cache's volume, once
 	// State is cacheReady.
@@ -121,9 +125,9 @@ func observeCache(req *fnv1.RunFunctionRequest, s *service) (*cachedWeights, err
 	}
 	switch {
 	case !resolved:
-		return &cachedWeights{State: cacheUnresolved, Reason: "CacheUnresolved", Message: fmt.Sprintf("waiting for Crossplane to fetch ModelCache %s", name)}, nil
+		return &cachedWeights{State: cacheUnresolved, Message: fmt.Sprintf("waiting for Crossplane to fetch ModelCache %s", name)}, nil
 	case len(items.GetItems()) == 0:
-		return &cachedWeights{State: cacheMissing, Reason: "CacheMissing", Message: fmt.Sprintf("ModelCache %s does not exist in namespace %s; create it, or fix spec.model.cacheRef.name", name, s.Namespace)}, nil
+		return &cachedWeights{State: cacheMissing, Message: fmt.Sprintf("ModelCache %s does not exist in namespace %s; create it, or fix spec.model.cacheRef.name", name, s.Namespace)}, nil
 	}
 	mc := &v1alpha1.XModelCache{}
 	if err := decodeStruct(items.GetItems()[0].GetResource(), mc, ""); err != nil {
@@ -138,7 +142,7 @@ func observeCache(req *fnv1.RunFunctionRequest, s *service) (*cachedWeights, err
 func judgeCache(s *service, mc *v1alpha1.XModelCache) *cachedWeights {
 	name, st := s.Model.Cache, mc.Status
 	if s.Model.URI != "" && s.Model.URI != mc.Spec.URI {
-		return &cachedWeights{State: cacheFailed, Reason: "CacheMismatch", Message: fmt.Sprintf("ModelCache %s holds %s, not spec.model.uri %s; point spec.model.cacheRef at a cache of %s, or remove spec.model.uri", name, mc.Spec.URI, s.Model.URI, s.Model.URI)}
+		return &cachedWeights{State: cacheMismatch, Message: fmt.Sprintf("ModelCache %s holds %s, not spec.model.uri %s; point spec.model.cacheRef at a cache of %s, or remove spec.model.uri", name, mc.Spec.URI, s.Model.URI, s.Model.URI)}
 	}
 	want, listed := s.Model.Revision, false
 	if want == "" && len(mc.Spec.Revisions) > 0 {
@@ -156,23 +160,23 @@ func judgeCache(s *service, mc *v1alpha1.XModelCache) *cachedWeights {
 		switch {
 		case r.Phase == v1alpha1.CacheReady && st.PVCName != "" && r.Path != "":
 			return &cachedWeights{
-				State: cacheReady, Reason: "Cached",
+				State: cacheReady,
 				Message: fmt.Sprintf("serving %s of %s from ModelCache %s (volume %s, directory %s)", label, mc.Spec.URI, name, st.PVCName, r.Path),
 				Weights: weights{ID: r.Path, Claim: st.PVCName, SubPath: r.Path},
 			}
 		case r.Phase == v1alpha1.CacheFailed:
-			return &cachedWeights{State: cacheFailed, Reason: "CacheFailed", Message: fmt.Sprintf("ModelCache %s failed to pull %s: %s; see: kubectl describe -n %s modelcache/%s", name, label, r.Message, s.Namespace, name)}
+			return &cachedWeights{State: cacheFailed, Message: fmt.Sprintf("ModelCache %s failed to pull %s: %s; see: kubectl describe -n %s modelcache/%s", name, label, r.Message, s.Namespace, name)}
 		}
-		return &cachedWeights{State: cachePulling, Reason: "CachePulling", Message: fmt.Sprintf("ModelCache %s is pulling %s of %s; the servers start once it is there", name, label, mc.Spec.URI)}
+		return &cachedWeights{State: cachePulling, Message: fmt.Sprintf("ModelCache %s is pulling %s of %s; the servers start once it is there", name, label, mc.Spec.URI)}
 	}
 	if listed {
-		return &cachedWeights{State: cachePulling, Reason: "CachePulling", Message: fmt.Sprintf("ModelCache %s has not reported %s of %s yet; the servers start once it is pulled", name, label, mc.Spec.URI)}
+		return &cachedWeights{State: cachePulling, Message: fmt.Sprintf("ModelCache %s has not reported %s of %s yet; the servers start once it is pulled", name, label, mc.Spec.URI)}
 	}
 	have := make([]string, len(mc.Spec.Revisions))
 	for i, r := range mc.Spec.Revisions {
 		have[i] = fmt.Sprintf("%q", r)
 	}
-	return &cachedWeights{State: cacheFailed, Reason: "CacheRevisionMissing", Message: fmt.Sprintf("ModelCache %s does not pull revision %q (it pulls %s); add it to the cache's spec.revisions, or choose one of those in spec.model.revision", name, want, strings.Join(have, ", "))}
+	return &cachedWeights{State: cacheRevisionMissing, Message: fmt.Sprintf("ModelCache %s does not pull revision %q (it pulls %s); add it to the cache's spec.revisions, or choose one of those in spec.model.revision", name, want, strings.Join(have, ", "))}
 }
 
 // pullState maps the cache onto the states of a pull, so that phases read
@@ -185,7 +189,7 @@ func (c *cachedWeights) pullState(serversExist bool) jobState {
 		return jobComplete
 	case cachePulling:
 		return jobRunning
-	case cacheFailed:
+	case cacheFailed, cacheMismatch, cacheRevisionMissing:
 		return jobFailed
 	case cacheMissing:
 		if serversExist {
@@ -199,10 +203,25 @@ func (c *cachedWeights) pullState(serversExist bool) jobState {
 // ModelCache.
 func cacheCondition(c *cachedWeights, serversExist bool) condition {
 	msg := c.Message
-	if c.State == cacheMissing && serversExist {
-		msg += "; the running servers keep its volume until they stop (Kubernetes holds a mounted claim), but no new server can start"
+	switch c.State {
+	case cacheReady:
+		return condition{conditionWeightsReady, true, "Cached", msg}
+	case cacheMissing:
+		if serversExist {
+			msg += "; the running servers keep its volume until they stop (Kubernetes holds a mounted claim), but no new server can start"
+		}
+		return condition{conditionWeightsReady, false, "CacheMissing", msg}
+	case cachePulling:
+		return condition{conditionWeightsReady, false, "CachePulling", msg}
+	case cacheFailed:
+		return condition{conditionWeightsReady, false, "CacheFailed", msg}
+	case cacheMismatch:
+		return condition{conditionWeightsReady, false, "CacheMismatch", msg}
+	case cacheRevisionMissing:
+		return condition{conditionWeightsReady, false, "CacheRevisionMissing", msg}
+	default:
+		return condition{conditionWeightsReady, false, "CacheUnresolved", msg}
 	}
-	return condition{conditionWeightsReady, c.State == cacheReady, c.Reason, msg}
 }
 
 // useCache records the observed ModelCache on the service. The weights'

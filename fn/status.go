@@ -260,21 +260,21 @@ func splitStatus(s *service, o observed, ps []progress, versions []versionReport
 		r.Status.Message = strings.Join(failed, "; ")
 	}
 
-	split := condition{Type: conditionTrafficSplit}
+	var split condition
 	switch {
 	case len(failed) > 0:
-		split.Reason, split.Message = "VersionFailed", strings.Join(failed, "; ")
+		split = condition{conditionTrafficSplit, false, "VersionFailed", strings.Join(failed, "; ")}
 	case len(waiting) > 0:
-		split.Reason, split.Message = "VersionsNotReady", strings.Join(waiting, "; ")+"; requests go to the versions that serve"
+		split = condition{conditionTrafficSplit, false, "VersionsNotReady", strings.Join(waiting, "; ") + "; requests go to the versions that serve"}
 	case rt != nil && rt.Rejected:
-		split.Reason, split.Message = "RouteNotAccepted", rt.Message
+		split = condition{conditionTrafficSplit, false, "RouteNotAccepted", rt.Message}
 	case rt != nil && !rt.Reported:
-		split.Reason, split.Message = "RoutePending", rt.Message
+		split = condition{conditionTrafficSplit, false, "RoutePending", rt.Message}
 		r.Warnings = append(r.Warnings, "input.traffic.gateway: "+rt.Message)
 	case rt != nil:
-		split.Status, split.Reason, split.Message = true, "Routed", rt.Message
+		split = condition{conditionTrafficSplit, true, "Routed", rt.Message}
 	default:
-		split.Status, split.Reason, split.Message = true, "Approximate", approximateSplit(s)
+		split = condition{conditionTrafficSplit, true, "Approximate", approximateSplit(s)}
 	}
 	r.Conditions = append(r.Conditions, split)
 	if r.Status.Phase == v1alpha1.PhaseServing {

@@ -148,7 +148,7 @@ func f(errs *fieldErrors, fw string, i int, ok bool) {
 	}
 	var r reports
 	var problems []string
-	r.scanFile(fset, f, &problems)
+	r.scanFiles(fset, []*ast.File{f}, &problems)
 	want := reports{
 		Conditions: map[string]string{"X/Done": "True", "X/NotYet": "False"},
 		Fields:     []string{"input.runtimes.*.image", "input.storage.mode", "spec.a", "spec.env[*].name", "spec.storage.mode"},
@@ -200,6 +200,7 @@ func scanReports(t *testing.T) reports {
 	fset := token.NewFileSet()
 	var r reports
 	var problems []string
+	var parsed []*ast.File
 	for _, name := range files {
 		if strings.HasSuffix(name, "_test.go") {
 			continue
@@ -208,8 +209,9 @@ func scanReports(t *testing.T) reports {
 		if err != nil {
 			t.Fatal(err)
 		}
-		r.scanFile(fset, f, &problems)
+		parsed = append(parsed, f)
 	}
+	r.scanFiles(fset, parsed, &problems)
 	if len(problems) > 0 {
 		t.Fatalf("the troubleshooting scan cannot read these reports; write their reason or field as a literal or constant:\n%s", strings.Join(problems, "\n"))
 	}
@@ -220,26 +222,52 @@ func scanReports(t *testing.T) reports {
 	return r
 }
 
-// scanFile adds the reports made in one file.
-func (r *reports) scanFile(fset *token.FileSet, f *ast.File, problems *[]string) {
+// scanFiles adds the reports made in one package's files. Constants are
+// the package's, and a parameter of a function can be whatever its callers
+// in the package pass it.
+func (r *reports) scanFiles(fset *token.FileSet, files []*ast.File, problems *[]string) {
 	if r.Conditions == nil {
 		r.Conditions = map[string]string{}
 	}
 	consts := map[string][]ast.Expr{}
-	for _, d := range f.Decls {
-		if g, ok := d.(*ast.GenDecl); ok && g.Tok == token.CONST {
-			collectValueSpecs(g, consts)
+	var funcs []*ast.FuncDecl
+	for _, f := range files {
+		for _, d := range f.Decls {
+			switch d := d.(type) {
+			case *ast.GenDecl:
+				if d.Tok == token.CONST {
+					collectValueSpecs(d, consts)
+				}
+			case *ast.FuncDecl:
+				if d.Body != nil {
+					funcs = append(funcs, d)
+				}
+			}
 		}
+	}
+	depth := 0
+	evaluators := map[string]*evaluator{}
+	byDecl := map[*ast.FuncDecl]*evaluator{}
+	for _, fd := range funcs {
+		e := &evaluator{vars: assignments(fd.Body), consts: consts, params: paramIndex(fd), depth: &depth}
+		byDecl[fd] = e
+		evaluators[fd.Name.Name] = e
+	}
+	for _, fd := range funcs {
+		ast.Inspect(fd.Body, func(n ast.Node) bool {
+			if c, ok := n.(*ast.CallExpr); ok {
+				if callee := evaluators[strings.TrimPrefix(callName(c), ".")]; callee != nil {
+					callee.sites = append(callee.sites, callSite{args: c.Args, caller: byDecl[fd]})
+				}
+			}
+			return true
+		})
 	}
 	problem := func(n ast.Node, msg string) {
 		*problems = append(*problems, fset.Position(n.Pos()).String()+": "+msg)
 	}
-	for _, d := range f.Decls {
-		fd, ok := d.(*ast.FuncDecl)
-		if !ok || fd.Body == nil {
-			continue
-		}
-		e := &evaluator{vars: assignments(fd.Body), consts: consts}
+	for _, fd := range funcs {
+		e := byDecl[fd]
 		ast.Inspect(fd.Body, func(n ast.Node) bool {
 			switch n := n.(type) {
 			case *ast.CompositeLit:
@@ -259,7 +287,7 @@ func (r *reports) scanFile(fset *token.FileSet, f *ast.File, problems *[]string)
 				case "pathError":
 					for _, el := range n.Elts {
 						if kv, ok := el.(*ast.KeyValueExpr); ok && identName(kv.Key) == "Msg" {
-							for _, m := range e.eval(kv.Value) {
+							for _, m := range e.pattern(kv.Value) {
 								r.Messages = append(r.Messages, "…: "+strings.ReplaceAll(m, "*", "…"))
 							}
 						}
@@ -315,15 +343,43 @@ var (
 type evaluator struct {
 	vars   map[string][]ast.Expr // every value assigned to a local name
 	consts map[string][]ast.Expr // package constants
-	depth  int
+	params map[string]int        // the function's parameters, by position
+	sites  []callSite            // every call of the function in the package
+	depth  *int                  // shared by all evaluators, bounding recursion
+}
+
+// callSite is one call of a function: its arguments, read in the caller.
+type callSite struct {
+	args   []ast.Expr
+	caller *evaluator
+}
+
+// paramIndex numbers a function's parameters (the receiver is not one).
+func paramIndex(fd *ast.FuncDecl) map[string]int {
+	out := map[string]int{}
+	i := 0
+	for _, f := range fd.Type.Params.List {
+		if len(f.Names) == 0 {
+			i++
+			continue
+		}
+		for _, n := range f.Names {
+			out[n.Name] = i
+			i++
+		}
+	}
+	return out
 }
 
 func (e *evaluator) eval(x ast.Expr) []string {
-	if x == nil || e.depth > 20 {
+	if e.depth == nil {
+		e.depth = new(int)
+	}
+	if x == nil || *e.depth > 20 {
 		return []string{"*"}
 	}
-	e.depth++
-	defer func() { e.depth-- }()
+	*e.depth++
+	defer func() { *e.depth-- }()
 	switch x := x.(type) {
 	case *ast.BasicLit:
 		if s, ok := stringLit(x); ok {
@@ -337,6 +393,18 @@ func (e *evaluator) eval(x ast.Expr) []string {
 		}
 		if vs, ok := e.consts[x.Name]; ok {
 			return e.evalAll(vs)
+		}
+		if i, ok := e.params[x.Name]; ok && len(e.sites) > 0 {
+			var out []string
+			for _, site := range e.sites {
+				if i < len(site.args) {
+					out = append(out, site.caller.eval(site.args[i])...)
+				} else {
+					out = append(out, "*")
+				}
+			}
+			slices.Sort(out)
+			return slices.Compact(out)
 		}
 	case *ast.BinaryExpr:
 		if x.Op == token.ADD {
@@ -353,7 +421,7 @@ func (e *evaluator) eval(x ast.Expr) []string {
 		case "fmt.Sprintf":
 			if len(x.Args) > 0 {
 				if lit, ok := stringLit(x.Args[0]); ok {
-					return []string{collapse(verbs.ReplaceAllString(lit, "*"))}
+					return e.sprintf(lit, x.Args[1:])
 				}
 			}
 		case "string":
@@ -363,6 +431,51 @@ func (e *evaluator) eval(x ast.Expr) []string {
 		}
 	}
 	return []string{"*"}
+}
+
+// pattern is a message's shape: a fmt.Sprintf's format with every verb as
+// *, however much the scan knows of the arguments, so that one row can
+// explain a message whatever it is about.
+func (e *evaluator) pattern(x ast.Expr) []string {
+	if c, ok := x.(*ast.CallExpr); ok && callName(c) == "fmt.Sprintf" && len(c.Args) > 0 {
+		if lit, ok := stringLit(c.Args[0]); ok {
+			return []string{collapse(verbs.ReplaceAllString(lit, "*"))}
+		}
+	}
+	return e.eval(x)
+}
+
+// sprintf is what fmt.Sprintf(format, args...) can be: a %s argument's
+// values where the scan knows them, * for every other verb.
+func (e *evaluator) sprintf(format string, args []ast.Expr) []string {
+	out := []string{""}
+	last, arg := 0, 0
+	for _, m := range verbs.FindAllStringIndex(format, -1) {
+		lit, verb := format[last:m[0]], format[m[0]:m[1]]
+		last = m[1]
+		vals := []string{"*"}
+		switch {
+		case verb == "%%":
+			vals = []string{"%"}
+		case verb == "%s" && arg < len(args):
+			vals = e.eval(args[arg])
+		}
+		if verb != "%%" {
+			arg++
+		}
+		var next []string
+		for _, o := range out {
+			for _, v := range vals {
+				next = append(next, o+lit+v)
+			}
+		}
+		out = next
+	}
+	for i := range out {
+		out[i] = collapse(out[i] + format[last:])
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 func (e *evaluator) evalAll(xs []ast.Expr) []string {

@@ -37,6 +37,9 @@ type schema struct {
 	// MapType says how server-side apply merges an object; it constrains
 	// no value, so the reference leaves it out.
 	MapType string `json:"x-kubernetes-map-type,omitempty"`
+	// ListType map (with ListMapKeys) or set makes list elements unique.
+	ListType    string   `json:"x-kubernetes-list-type,omitempty"`
+	ListMapKeys []string `json:"x-kubernetes-list-map-keys,omitempty"`
 }
 
 // validation is a CEL rule.
@@ -192,6 +195,16 @@ func validationOf(s *schema) string {
 	}
 	if s.IntOrString {
 		out = append(out, "a quantity, e.g. `500m`, `4`, `16Gi`")
+	}
+	switch s.ListType {
+	case "map":
+		keys := make([]string, len(s.ListMapKeys))
+		for i, k := range s.ListMapKeys {
+			keys[i] = "`" + k + "`"
+		}
+		out = append(out, "elements unique by "+strings.Join(keys, ", "))
+	case "set":
+		out = append(out, "elements unique")
 	}
 	for _, v := range s.Validations {
 		r := "CEL `" + escape(v.Rule) + "`"

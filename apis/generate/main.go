@@ -3,7 +3,8 @@
 //
 //   - apis/: the LegacyCluster XRD with the InferenceService claim
 //     (apiextensions.crossplane.io/v1), its Composition and the
-//     Configuration package's crossplane.yaml;
+//     Configuration package's crossplane.yaml; beside them the ModelCache
+//     XRD and Composition (modelcache-*.yaml), in the same package;
 //   - apis/namespaced/: the same for the namespaced composite of
 //     Crossplane v2 (apiextensions.crossplane.io/v2, scope Namespaced);
 //   - docs/api/: one markdown reference per XRD.
@@ -72,23 +73,25 @@ func generate(controllerGen, root string) (map[string][]byte, error) {
 	if b, err := cmd.CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("controller-gen failed: %w\n%s", err, b)
 	}
-	b, err := os.ReadFile(filepath.Join(dir, v1alpha1.Group+"_xinferenceservices.yaml"))
-	if err != nil {
-		return nil, fmt.Errorf("controller-gen wrote no XInferenceService CRD: %w", err)
-	}
-	version, columns, schema, err := parseCRD(b)
-	if err != nil {
-		return nil, err
-	}
-
 	files := map[string][]byte{}
 	for _, a := range apis {
+		b, err := os.ReadFile(filepath.Join(dir, v1alpha1.Group+"_"+a.CRD+".yaml"))
+		if err != nil {
+			return nil, fmt.Errorf("controller-gen wrote no %s CRD: %w", a.CRD, err)
+		}
+		version, columns, schema, err := parseCRD(b)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", a.CRD, err)
+		}
 		x := a.xrdFor(version, columns, schema)
-		for name, obj := range map[string]any{
-			xrdFile:           x,
-			compositionFile:   a.composition(version),
-			configurationFile: a.configuration(),
-		} {
+		objs := map[string]any{
+			a.FilePrefix + xrdFile:         x,
+			a.FilePrefix + compositionFile: a.composition(version),
+		}
+		if !a.SharesPackage {
+			objs[configurationFile] = a.configuration()
+		}
+		for name, obj := range objs {
 			b, err := marshal(obj)
 			if err != nil {
 				return nil, fmt.Errorf("%s/%s: %w", a.Dir, name, err)

@@ -27,6 +27,14 @@ type api struct {
 	// Dir is the package root, relative to the repository: it receives
 	// crossplane.yaml, xrd.yaml and composition.yaml.
 	Dir string
+	// CRD is the plural of the controller-gen CRD the schema comes from.
+	CRD string
+	// FilePrefix starts the names of the XRD and Composition files, for a
+	// second API in the same package root.
+	FilePrefix string
+	// SharesPackage says another API in Dir writes the package's
+	// crossplane.yaml, which ships this API's XRD and Composition too.
+	SharesPackage bool
 	// XRDAPIVersion is apiextensions.crossplane.io/v1 or /v2.
 	XRDAPIVersion string
 	Group         string
@@ -54,6 +62,7 @@ func (a api) xrdName() string { return a.Names.Plural + "." + a.Group }
 var apis = []api{
 	{
 		Dir:           "apis",
+		CRD:           "xinferenceservices",
 		XRDAPIVersion: "apiextensions.crossplane.io/v1",
 		Group:         v1alpha1.Group,
 		Scope:         "LegacyCluster",
@@ -68,11 +77,33 @@ var apis = []api{
 			ShortNames: []string{"infsvc"}, Categories: []string{"crossplane", "claim", "inference"},
 		},
 		PackageName:        "configuration-inferno",
-		PackageDescription: "The InferenceService API: an XRD with an InferenceService claim and the\nComposition that renders it with function-inferno.\n",
+		PackageDescription: "The InferenceService and ModelCache APIs: XRDs with InferenceService and\nModelCache claims and the Compositions that render them with\nfunction-inferno.\n",
 		CrossplaneVersion:  ">=v1.17.0-0",
 	},
 	{
+		// Weights that outlive a service; InferenceServices refer to the
+		// claim by name (spec.model.cacheRef). It ships in the claim's
+		// package.
+		Dir:           "apis",
+		CRD:           "xmodelcaches",
+		FilePrefix:    "modelcache-",
+		SharesPackage: true,
+		XRDAPIVersion: "apiextensions.crossplane.io/v1",
+		Group:         v1alpha1.Group,
+		Scope:         "LegacyCluster",
+		Names: names{
+			Kind: v1alpha1.CacheCompositeKind, Plural: "xmodelcaches", Singular: "xmodelcache",
+			ShortNames: []string{"xmcache"}, Categories: []string{"crossplane", "composite", "inference"},
+		},
+		ClaimNames: &names{
+			Kind: v1alpha1.CacheClaimKind, Plural: "modelcaches", Singular: "modelcache",
+			ShortNames: []string{"mcache"}, Categories: []string{"crossplane", "claim", "inference"},
+		},
+		PackageName: "configuration-inferno",
+	},
+	{
 		Dir:           "apis/namespaced",
+		CRD:           "xinferenceservices",
 		XRDAPIVersion: "apiextensions.crossplane.io/v2",
 		Group:         v1alpha1.NamespacedGroup,
 		Scope:         "Namespaced",

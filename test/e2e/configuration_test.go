@@ -30,17 +30,18 @@ type configurationPackage struct {
 	// target passes the same.
 	Root   string
 	Ignore []string
-	// XRD is the CompositeResourceDefinition (and Composition) it ships;
-	// Offered says the XRD offers a claim, so Crossplane reports Offered.
-	XRD     string
+	// XRDs are the CompositeResourceDefinitions (each with a Composition of
+	// the same name) it ships; Offered says they offer claims, so
+	// Crossplane reports Offered.
+	XRDs    []string
 	Offered bool
 }
 
 // configurationPackages are the Configurations the e2e installs, in order:
 // everything the scenarios compose goes through them.
 var configurationPackages = []configurationPackage{
-	{Name: "configuration-inferno", Root: "apis", Ignore: []string{"rbac.yaml", "namespaced/*"}, XRD: xrdName, Offered: true},
-	{Name: "configuration-inferno-namespaced", Root: "apis/namespaced", XRD: namespacedXRDName},
+	{Name: "configuration-inferno", Root: "apis", Ignore: []string{"rbac.yaml", "namespaced/*"}, XRDs: []string{xrdName, cacheXRDName}, Offered: true},
+	{Name: "configuration-inferno-namespaced", Root: "apis/namespaced", XRDs: []string{namespacedXRDName}},
 }
 
 // --- 01b configuration ------------------------------------------------------
@@ -79,8 +80,10 @@ func (s *infernoSuite) configuration(t *testing.T) {
 			t.Fatal(err)
 		}
 		healthy := time.Since(start)
-		waitXRDEstablished(ctx, t, p.XRD, p.Offered)
-		sc.note("%s: built+pushed %.1fs, Installed+Healthy %.1fs, XRD ready %.1fs", p.Name, built.Seconds(), healthy.Seconds(), time.Since(start).Seconds())
+		for _, x := range p.XRDs {
+			waitXRDEstablished(ctx, t, x, p.Offered)
+		}
+		sc.note("%s: built+pushed %.1fs, Installed+Healthy %.1fs, %d XRD(s) ready %.1fs", p.Name, built.Seconds(), healthy.Seconds(), len(p.XRDs), time.Since(start).Seconds())
 
 		// The revision found and installed its one dependency, and owns
 		// what it established.
@@ -88,26 +91,8 @@ func (s *infernoSuite) configuration(t *testing.T) {
 			t.Errorf("%s dependencies %+v, want %+v", inst.Revision.GetName(), got, want)
 		}
 		refs := fnpackage.ObjectRefs(inst.Revision)
-		xrd, err := env.admin.Get(ctx, xrdGVK, "", p.XRD)
-		if err != nil {
-			t.Fatalf("XRD %s: %v", p.XRD, err)
-		}
-		comp, err := env.admin.Get(ctx, compositionGVK, "", p.XRD)
-		if err != nil {
-			t.Fatalf("Composition %s: %v", p.XRD, err)
-		}
-		for _, o := range []*unstructured.Unstructured{xrd, comp} {
-			what := o.GetKind() + " " + o.GetName()
-			if !slices.ContainsFunc(refs, func(r fnpackage.ObjectRef) bool { return r.UID == string(o.GetUID()) }) {
-				t.Errorf("%s established %v, not the %s (uid %s)", inst.Revision.GetName(), refs, what, o.GetUID())
-			}
-			if owner := ownerOfKind(o, "ConfigurationRevision"); owner != inst.Revision.GetName() {
-				t.Errorf("%s is owned by ConfigurationRevision %q, want %q: it must come from the package", what, owner, inst.Revision.GetName())
-			}
-		}
-		steps, _, _ := unstructured.NestedSlice(comp.Object, "spec", "pipeline")
-		if len(steps) == 0 || !strings.Contains(fmt.Sprint(steps), RealFunctionName) {
-			t.Errorf("Composition %s pipeline %v does not call %s", p.XRD, steps, RealFunctionName)
+		for _, name := range p.XRDs {
+			checkPackaged(ctx, t, inst.Revision.GetName(), refs, name)
 		}
 	}
 
@@ -177,4 +162,32 @@ func lockSummary(lock *unstructured.Unstructured) string {
 	}
 	slices.Sort(out)
 	return strings.Join(out, ", ")
+}
+
+// checkPackaged asserts that the XRD name and its Composition come from the
+// ConfigurationRevision rev (refs are its objectRefs) and that the
+// Composition calls the function.
+func checkPackaged(ctx context.Context, t *testing.T, rev string, refs []fnpackage.ObjectRef, name string) {
+	t.Helper()
+	xrd, err := env.admin.Get(ctx, xrdGVK, "", name)
+	if err != nil {
+		t.Fatalf("XRD %s: %v", name, err)
+	}
+	comp, err := env.admin.Get(ctx, compositionGVK, "", name)
+	if err != nil {
+		t.Fatalf("Composition %s: %v", name, err)
+	}
+	for _, o := range []*unstructured.Unstructured{xrd, comp} {
+		what := o.GetKind() + " " + o.GetName()
+		if !slices.ContainsFunc(refs, func(r fnpackage.ObjectRef) bool { return r.UID == string(o.GetUID()) }) {
+			t.Errorf("%s established %v, not the %s (uid %s)", rev, refs, what, o.GetUID())
+		}
+		if owner := ownerOfKind(o, "ConfigurationRevision"); owner != rev {
+			t.Errorf("%s is owned by ConfigurationRevision %q, want %q: it must come from the package", what, owner, rev)
+		}
+	}
+	steps, _, _ := unstructured.NestedSlice(comp.Object, "spec", "pipeline")
+	if len(steps) == 0 || !strings.Contains(fmt.Sprint(steps), RealFunctionName) {
+		t.Errorf("Composition %s pipeline %v does not call %s", name, steps, RealFunctionName)
+	}
 }

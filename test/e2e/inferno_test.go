@@ -33,6 +33,8 @@ var (
 
 const (
 	xrdName = "xinferenceservices.inference.inferno.io"
+	// cacheXRDName is the ModelCache XRD, shipped in the same package.
+	cacheXRDName = "xmodelcaches.inference.inferno.io"
 	// failMarker in a model URI makes kwok fail the pull Job's pods (see
 	// testdata/kwok/pod.yaml).
 	failMarker = "e2e-pull-fails"
