@@ -72,6 +72,7 @@ func TestInferno(t *testing.T) {
 	t.Run("06-delete", s.deleteClaim)
 	t.Run("09-fault", s.fault)
 	t.Run("12-canary", s.canary)
+	t.Run("14-cache", s.cache)
 	t.Run("04-failure", s.failure)
 	t.Run("08-stress", s.stress)
 	t.Run("10-security", s.security)
