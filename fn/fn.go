@@ -129,6 +129,10 @@ type composition struct {
 	Report    report
 	// CacheStatus, for a ModelCache, replaces Report.Status.
 	CacheStatus *v1alpha1.ModelCacheStatus
+	// NotReady holds the composite not ready whatever its composed
+	// resources say: Crossplane calls a composite of no composed resources
+	// ready, and a service waiting for its ModelCache may have none.
+	NotReady bool
 }
 
 // compose decides what to return for a resolved InferenceService given the
@@ -216,6 +220,7 @@ func compose(s *service, ocds map[string]*fnv1.Resource) (composition, error) {
 	}
 
 	c.Report = statusFor(s, o, ps, mainService, rt)
+	c.NotReady = s.Cached != nil && s.Cached.State != cacheReady
 	c.Report.Warnings = append(warnings, c.Report.Warnings...)
 	return c, nil
 }
@@ -272,6 +277,9 @@ func (c composition) writeTo(rsp *fnv1.RunFunctionResponse) error {
 		}
 	}
 	xr.Fields["status"] = structpb.NewStructValue(status)
+	if c.NotReady {
+		rsp.Desired.Composite.Ready = fnv1.Ready_READY_FALSE
+	}
 
 	for _, cd := range c.Report.Conditions {
 		var co *response.ConditionOption

@@ -259,6 +259,11 @@ func TestServiceOnCacheStates(t *testing.T) {
 			if st := statusOf(rsp); st["phase"] != tc.phase {
 				t.Errorf("phase %v, want %s: %v", st["phase"], tc.phase, st["message"])
 			}
+			// Crossplane calls a composite of no (or only ready) composed
+			// resources ready: the function holds it while the cache is not.
+			if held := rsp.GetDesired().GetComposite().GetReady() == fnv1.Ready_READY_FALSE; held != (tc.reason != "Cached") {
+				t.Errorf("composite held not ready: %v, want %v", held, tc.reason != "Cached")
+			}
 			if _, ok := rsp.GetDesired().GetResources()[resourceDeployment]; ok != tc.servers {
 				t.Errorf("Deployment returned: %v, want %v (servers wait for the cache, and once they exist are kept)", ok, tc.servers)
 			}

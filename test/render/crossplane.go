@@ -40,6 +40,7 @@ type Args struct {
 	Functions   string
 	Observed    string // optional --observed-resources
 	XRD         string // optional --xrd: default the XR from the XRD's schema
+	Required    string // optional --required-resources: what the function may ask Crossplane for
 }
 
 // Render runs `crossplane render --include-full-xr --include-function-results`
@@ -52,6 +53,9 @@ func (f *Function) Render(ctx context.Context, a Args) ([]byte, error) {
 	}
 	if a.Observed != "" {
 		args = append(args, "--observed-resources="+a.Observed)
+	}
+	if a.Required != "" {
+		args = append(args, "--required-resources="+a.Required)
 	}
 	if a.XRD != "" {
 		args = append(args, "--xrd="+a.XRD)

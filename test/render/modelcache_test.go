@@ -1,0 +1,115 @@
+package render
+
+import (
+	"context"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"sigs.k8s.io/yaml"
+)
+
+// TestCrossplaneRenderModelCache renders the ModelCache example
+// (examples/modelcache) through the real crossplane CLI: the cache fresh
+// and at each stage of examples/modelcache/observed, and a service on it
+// with the cache claim of each stage as a required resource
+// (--required-resources), or none.
+func TestCrossplaneRenderModelCache(t *testing.T) {
+	cli := crossplaneCLI(t)
+	f, err := StartFunction(buildFunction(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(f.Stop)
+	dir := filepath.Join(root, "examples", "modelcache")
+
+	cases := []struct {
+		name                  string
+		xr, composition       string
+		observed, required    string
+		kind                  string   // the composite's kind in the output
+		resources             []string // composition resource names; pull-job-* per Job
+		phase, weights, ready string   // status.phase, WeightsReady and Ready
+	}{
+		{name: "cache/fresh", xr: "xr.yaml", kind: "XModelCache", resources: []string{"pull-job-*", "weights-pvc"}, phase: "Pending", weights: "False", ready: "False"},
+		{name: "cache/pulling", xr: "xr.yaml", observed: "pulling", kind: "XModelCache", resources: []string{"pull-job-*", "weights-pvc"}, phase: "Pulling", weights: "False", ready: "False"},
+		{name: "cache/failed", xr: "xr.yaml", observed: "failed", kind: "XModelCache", resources: []string{"pull-job-*", "weights-pvc"}, phase: "Failed", weights: "False", ready: "False"},
+		{name: "cache/ready", xr: "xr.yaml", observed: "ready", kind: "XModelCache", resources: []string{"pull-job-*", "weights-pvc"}, phase: "Ready", weights: "True", ready: "True"},
+		{name: "service/missing", xr: "service-xr.yaml", kind: "XInferenceService", phase: "Pending", weights: "False", ready: "False"},
+		{name: "service/pulling", xr: "service-xr.yaml", required: "pulling", kind: "XInferenceService", phase: "Pulling", weights: "False", ready: "False"},
+		{name: "service/failed", xr: "service-xr.yaml", required: "failed", kind: "XInferenceService", phase: "Failed", weights: "False", ready: "False"},
+		{name: "service/ready", xr: "service-xr.yaml", required: "ready", kind: "XInferenceService", resources: []string{"deployment", "service"}, phase: "Starting", weights: "True", ready: "False"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			comp := filepath.Join(root, "apis", "composition.yaml")
+			if tc.kind == "XModelCache" {
+				comp = filepath.Join(root, "apis", "modelcache-composition.yaml")
+			}
+			a := Args{CLI: cli, XR: filepath.Join(dir, tc.xr), Composition: comp, Functions: filepath.Join(root, "examples", "functions.yaml")}
+			if tc.observed != "" {
+				a.Observed = filepath.Join(dir, "observed", tc.observed+".yaml")
+			}
+			if tc.required != "" {
+				a.Required = filepath.Join(dir, "required", tc.required+".yaml")
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			out, err := f.Render(ctx, a)
+			if err != nil {
+				t.Fatalf("%v\nfunction logs:\n%s", err, f.Logs())
+			}
+			docs, err := Documents(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var xr map[string]any
+			var got []string
+			for _, d := range docs {
+				switch d["kind"] {
+				case tc.kind:
+					xr = d
+					continue
+				case "Result":
+					continue
+				}
+				meta, _ := d["metadata"].(map[string]any)
+				ann, _ := meta["annotations"].(map[string]any)
+				rn, _ := ann["crossplane.io/composition-resource-name"].(string)
+				if strings.HasPrefix(rn, "pull-job-") {
+					rn = "pull-job-*"
+				}
+				got = append(got, rn)
+				if ns := meta["namespace"]; ns != "team-a" {
+					t.Errorf("%s %v is in namespace %v, want team-a", d["kind"], meta["name"], ns)
+				}
+				if d["kind"] == "Deployment" && !strings.Contains(strings.Join(strings.Fields(toYAMLString(d)), " "), "claimName: llama-3-1-8b-cache") {
+					t.Errorf("the service's Deployment does not mount the cache's volume llama-3-1-8b-cache")
+				}
+			}
+			slices.Sort(got)
+			if diff := cmp.Diff(tc.resources, got); diff != "" {
+				t.Errorf("composed resources (-want +got):\n%s", diff)
+			}
+			if xr == nil {
+				t.Fatalf("the output has no %s", tc.kind)
+			}
+			status, _ := xr["status"].(map[string]any)
+			conds := conditions(status)
+			if status["phase"] != tc.phase || conds["WeightsReady"] != tc.weights || conds["Ready"] != tc.ready {
+				t.Errorf("phase %v WeightsReady %q Ready %q, want %s %s %s (message %v)", status["phase"], conds["WeightsReady"], conds["Ready"], tc.phase, tc.weights, tc.ready, status["message"])
+			}
+		})
+	}
+}
+
+func toYAMLString(v any) string {
+	b, err := yaml.Marshal(v)
+	if err != nil {
+		return ""
+	}
+	return string(b)
+}
