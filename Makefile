@@ -20,6 +20,9 @@ STAGE ?=
 XR ?= examples/xr.yaml
 COMPOSITION ?= apis/composition.yaml
 OBSERVED ?=
+# REQUIRED passes required resources, e.g. the ModelCache a service names:
+#   make render XR=examples/modelcache/service-xr.yaml REQUIRED=examples/modelcache/required/ready.yaml
+REQUIRED ?=
 # Flags for `go test` in `make test`.
 TEST_FLAGS ?= -race -count=1
 
@@ -61,7 +64,7 @@ test: tools ## Run vet, the unit, golden and generated-file tests and the crossp
 
 .PHONY: render
 render: $(FUNCTION) $(CROSSPLANE) ## Render examples/xr.yaml with the real crossplane CLI (STAGE=pulling|failed|starting|serving|degraded; XR=, COMPOSITION=, OBSERVED= for others).
-	@go run ./test/render/cmd/render -function=$(FUNCTION) -crossplane=$(CROSSPLANE) -stage=$(STAGE) -xr=$(XR) -composition=$(COMPOSITION) -observed=$(OBSERVED)
+	@go run ./test/render/cmd/render -function=$(FUNCTION) -crossplane=$(CROSSPLANE) -stage=$(STAGE) -xr=$(XR) -composition=$(COMPOSITION) -observed=$(OBSERVED) -required=$(REQUIRED)
 
 .PHONY: xpkg
 xpkg: $(CROSSPLANE) ## Build the Function package (without Docker) and the two Configuration packages into bin/.
@@ -85,7 +88,7 @@ bench: $(FUNCTION) ## Benchmark RunFunction in-process, then load the gRPC serve
 
 .PHONY: golden
 golden: ## Rewrite the golden files and examples/observed after an intended change.
-	go test ./fn -run TestGolden -update
+	go test ./fn -run 'Golden' -update
 
 .PHONY: clean
 clean: ## Remove built binaries (the pinned tools too).

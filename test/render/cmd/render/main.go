@@ -21,9 +21,10 @@ func main() {
 	fns := flag.String("functions", "examples/functions.yaml", "The Functions file.")
 	stage := flag.String("stage", "", "Render with examples/observed/<stage>.yaml: pulling, failed, starting, serving or degraded.")
 	observed := flag.String("observed", "", "Render with these observed resources instead of a -stage (e.g. examples/canary/observed/serving.yaml).")
+	required := flag.String("required", "", "Pass these required resources (e.g. examples/modelcache/required/ready.yaml).")
 	flag.Parse()
 
-	a := render.Args{CLI: *cli, XR: *xr, Composition: *comp, Functions: *fns, Observed: *observed}
+	a := render.Args{CLI: *cli, XR: *xr, Composition: *comp, Functions: *fns, Observed: *observed, Required: *required}
 	if *stage != "" && *observed == "" {
 		a.Observed = "examples/observed/" + *stage + ".yaml"
 		if _, err := os.Stat(a.Observed); err != nil {
