@@ -160,7 +160,7 @@ func judgeCache(s *service, mc *v1alpha1.XModelCache) *cachedWeights {
 		switch {
 		case r.Phase == v1alpha1.CacheReady && st.PVCName != "" && r.Path != "":
 			return &cachedWeights{
-				State: cacheReady,
+				State:   cacheReady,
 				Message: fmt.Sprintf("serving %s of %s from ModelCache %s (volume %s, directory %s)", label, mc.Spec.URI, name, st.PVCName, r.Path),
 				Weights: weights{ID: r.Path, Claim: st.PVCName, SubPath: r.Path},
 			}
