@@ -86,7 +86,7 @@ func renderInferenceService(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionR
 
 // renderModelCache decodes, checks and composes a ModelCache.
 func renderModelCache(req *fnv1.RunFunctionRequest, in *v1beta1.Input) (composition, []string, error) {
-	xr, err := decodeModelCache(req.GetObserved().GetComposite().GetResource())
+	xr, err := decodeComposite[v1alpha1.XModelCache](req.GetObserved().GetComposite().GetResource())
 	if err != nil {
 		return composition{}, nil, err
 	}

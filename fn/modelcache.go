@@ -1,7 +1,6 @@
 package fn
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 
@@ -21,18 +20,6 @@ import (
 func isModelCache(xr *structpb.Struct) bool {
 	kind := xr.GetFields()["kind"].GetStringValue()
 	return kind == v1alpha1.CacheCompositeKind || kind == v1alpha1.CacheClaimKind
-}
-
-// decodeModelCache decodes the observed XR of a ModelCache.
-func decodeModelCache(obj *structpb.Struct) (*v1alpha1.XModelCache, error) {
-	if obj == nil {
-		return nil, errors.New("the request carries no observed composite resource")
-	}
-	xr := &v1alpha1.XModelCache{}
-	if err := decodeStruct(obj, xr, ""); err != nil {
-		return nil, err
-	}
-	return xr, nil
 }
 
 // maxCacheRevisions is the most revisions one ModelCache pulls (the

@@ -131,17 +131,23 @@ func (e fieldErrors) err() error {
 	return errors.New(strings.Join(e, "; "))
 }
 
-// decodeXR decodes the observed XR into the API types. A value of the wrong
-// type is reported with its field path.
-func decodeXR(obj *structpb.Struct) (*v1alpha1.XInferenceService, error) {
+// decodeComposite decodes the observed XR into its API type, an
+// XInferenceService or an XModelCache. A value of the wrong type is
+// reported with its field path.
+func decodeComposite[T any](obj *structpb.Struct) (*T, error) {
 	if obj == nil {
 		return nil, errors.New("the request carries no observed composite resource")
 	}
-	xr := &v1alpha1.XInferenceService{}
+	xr := new(T)
 	if err := decodeStruct(obj, xr, ""); err != nil {
 		return nil, err
 	}
 	return xr, nil
+}
+
+// decodeXR decodes an observed InferenceService.
+func decodeXR(obj *structpb.Struct) (*v1alpha1.XInferenceService, error) {
+	return decodeComposite[v1alpha1.XInferenceService](obj)
 }
 
 // decodeInput decodes the Composition's Input strictly, so that a
