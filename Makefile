@@ -36,11 +36,11 @@ tools: $(CROSSPLANE) $(CONTROLLER_GEN) ## Build the pinned crossplane CLI and co
 $(CROSSPLANE): tools/go.mod
 	@mkdir -p $(BIN)
 	@echo "building the crossplane CLI $$(awk '/crossplane\/crossplane\/v2 /{print $$2}' tools/go.mod) (5-10 minutes the first time)"
-	cd tools && go build -o ../$@ github.com/crossplane/crossplane/v2/cmd/crank
+	cd tools && go build -trimpath -ldflags='-s -w' -o $(abspath $@) github.com/crossplane/crossplane/v2/cmd/crank
 
 $(CONTROLLER_GEN): tools/go.mod
 	@mkdir -p $(BIN)
-	cd tools && go build -o ../$@ sigs.k8s.io/controller-tools/cmd/controller-gen
+	cd tools && go build -trimpath -ldflags='-s -w' -o $(abspath $@) sigs.k8s.io/controller-tools/cmd/controller-gen
 
 .PHONY: generate
 generate: $(CONTROLLER_GEN) ## Regenerate deepcopy code, the Input CRD, the XRDs, Compositions, Configurations and docs/api.
