@@ -60,16 +60,23 @@ func (c *Client) Close() error { return c.conn.Close() }
 
 // Call sends one request and checks the answer carries no Fatal result.
 func (c *Client) Call(ctx context.Context, req *fnv1.RunFunctionRequest) error {
+	_, err := c.Run(ctx, req)
+	return err
+}
+
+// Run sends one request and returns the answer, or an error if it carries
+// a Fatal result.
+func (c *Client) Run(ctx context.Context, req *fnv1.RunFunctionRequest) (*fnv1.RunFunctionResponse, error) {
 	rsp, err := c.fn.RunFunction(ctx, req)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	for _, r := range rsp.GetResults() {
 		if r.GetSeverity() == fnv1.Severity_SEVERITY_FATAL {
-			return fmt.Errorf("fatal result: %s", r.GetMessage())
+			return nil, fmt.Errorf("fatal result: %s", r.GetMessage())
 		}
 	}
-	return nil
+	return rsp, nil
 }
 
 // Result is what one measurement saw.
