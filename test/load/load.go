@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"runtime/debug"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -239,4 +240,17 @@ func readDocs(path string) ([]map[string]any, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return docs, nil
+}
+
+// TuneGC sets the garbage collector the way function-inferno's main does
+// (--gc-percent, --memory-limit-mib; GOGC and GOMEMLIMIT win when set), so
+// that a floor function run with the same flags differs from it only in
+// the work it does.
+func TuneGC(percent int, limitMiB int64) {
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(percent)
+	}
+	if os.Getenv("GOMEMLIMIT") == "" && limitMiB > 0 {
+		debug.SetMemoryLimit(limitMiB << 20)
+	}
 }

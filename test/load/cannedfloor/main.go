@@ -17,6 +17,8 @@ import (
 	function "github.com/crossplane/function-sdk-go"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/inferno-ai/function-inferno/test/load"
 )
 
 // canned answers with the same response every time.
@@ -43,13 +45,16 @@ func (c canned) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) (*f
 }
 
 type cli struct {
-	Address     string `default:":9443" help:"Address at which to listen for gRPC connections."`
-	TLSCertsDir string `help:"Directory with tls.crt, tls.key and ca.crt." env:"TLS_SERVER_CERTS_DIR"`
-	Insecure    bool   `help:"Run without mTLS credentials."`
-	Response    string `required:"" type:"existingfile" help:"File holding the RunFunctionResponse to send, in protobuf's binary encoding."`
+	Address        string `default:":9443" help:"Address at which to listen for gRPC connections."`
+	TLSCertsDir    string `help:"Directory with tls.crt, tls.key and ca.crt." env:"TLS_SERVER_CERTS_DIR"`
+	Insecure       bool   `help:"Run without mTLS credentials."`
+	Response       string `required:"" type:"existingfile" help:"File holding the RunFunctionResponse to send, in protobuf's binary encoding."`
+	GCPercent      int    `help:"Garbage collection target percentage, unless GOGC is set; function-inferno's default." default:"400"`
+	MemoryLimitMiB int64  `name:"memory-limit-mib" help:"Soft memory limit in MiB, unless GOMEMLIMIT is set; function-inferno's default. 0 sets none." default:"16"`
 }
 
 func (c *cli) Run() error {
+	load.TuneGC(c.GCPercent, c.MemoryLimitMiB)
 	b, err := os.ReadFile(c.Response)
 	if err != nil {
 		return err

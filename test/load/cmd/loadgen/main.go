@@ -9,7 +9,8 @@
 // One measurement on a shared 2-core machine moves by tens of percent, so
 // loadgen runs -rounds rounds of all three servers, one at a time and
 // interleaved (floor, function, canned floor, floor, …), each in a fresh
-// process, and reports the median and the spread of every figure. With
+// process (the floors with function-inferno's garbage collector settings,
+// load.TuneGC), and reports the median and the spread of every figure. With
 // -bench it adds the in-process benchmark figures from `go test -bench`
 // output. `make bench` runs it.
 package main
@@ -41,11 +42,6 @@ const (
 	maxPeakRSS         = 40 * 1024 * 1024 // bytes, in every round
 	maxInProcess       = 200 * time.Microsecond
 )
-
-// serverGC is the garbage collector setting every server runs with:
-// function-inferno's defaults (main.go --gc-percent, --memory-limit-mib),
-// given to the floors too so that they differ from it only in the work.
-var serverGC = map[string]string{"GOGC": "400", "GOMEMLIMIT": "16MiB"}
 
 // A server is one of the three binaries measured.
 type server struct {
@@ -90,9 +86,6 @@ func main() {
 	exitOn(err)
 	pki, err := load.NewPKI()
 	exitOn(err)
-	for k, v := range serverGC {
-		exitOn(os.Setenv(k, v)) // inherited by every server started below
-	}
 
 	fn := server{name: "function-inferno", bin: *fnBin, args: append([]string{"--metrics-address="}, strings.Fields(*fnArgs)...)}
 	dir, err := os.MkdirTemp("", "inferno-loadgen-")
