@@ -23,6 +23,8 @@ OBSERVED ?=
 # REQUIRED passes required resources, e.g. the ModelCache a service names:
 #   make render XR=examples/modelcache/service-xr.yaml REQUIRED=examples/modelcache/required/ready.yaml
 REQUIRED ?=
+# Flags for loadgen in `make bench`, e.g. BENCH_FLAGS='-rounds=7 -duration=3s'.
+BENCH_FLAGS ?=
 # Flags for `go test` in `make test`.
 TEST_FLAGS ?= -race -count=1
 
@@ -79,12 +81,13 @@ xpkg: $(CROSSPLANE) ## Build the Function package (without Docker) and the two C
 	@echo "built $(BIN)/function-inferno.xpkg, $(BIN)/configuration-inferno.xpkg and $(BIN)/configuration-inferno-namespaced.xpkg; push each with: $(CROSSPLANE) xpkg push -f <file> <registry>/<name>:<tag>"
 
 .PHONY: bench
-bench: $(FUNCTION) ## Benchmark RunFunction in-process, then load the gRPC server against the empty floor function.
+bench: $(FUNCTION) ## Benchmark RunFunction and the codec in-process, then load the gRPC server against the empty and the canned-response floors (BENCH_FLAGS= for loadgen, e.g. -rounds=7).
 	@mkdir -p $(BIN)
 	CGO_ENABLED=0 go build -trimpath -o $(BIN)/inferno-floor ./test/load/floor
+	CGO_ENABLED=0 go build -trimpath -o $(BIN)/inferno-canned-floor ./test/load/cannedfloor
 	@# GOGC=400 is what the server runs with (main.go --gc-percent).
-	GOGC=400 go test ./fn -run '^$$' -bench 'BenchmarkRunFunction|BenchmarkWire' -benchmem -count 1 | tee $(BIN)/bench.txt
-	go run ./test/load/cmd/loadgen -function=$(FUNCTION) -floor=$(BIN)/inferno-floor -bench=$(BIN)/bench.txt
+	GOGC=400 go test ./fn ./internal/structcodec -run '^$$' -bench 'BenchmarkRunFunction|BenchmarkWire|BenchmarkEncode|BenchmarkDecode' -benchmem -count 1 | tee $(BIN)/bench.txt
+	go run ./test/load/cmd/loadgen -function=$(FUNCTION) -floor=$(BIN)/inferno-floor -canned-floor=$(BIN)/inferno-canned-floor -bench=$(BIN)/bench.txt $(BENCH_FLAGS)
 
 .PHONY: golden
 golden: ## Rewrite the golden files and examples/observed after an intended change.

@@ -8,6 +8,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/inferno-ai/function-inferno/apis/inference/v1alpha1"
+	"github.com/inferno-ai/function-inferno/internal/structcodec"
 )
 
 // An InferenceService with spec.model.cacheRef serves weights a ModelCache
@@ -130,7 +131,7 @@ func observeCache(req *fnv1.RunFunctionRequest, s *service) (*cachedWeights, err
 		return &cachedWeights{State: cacheMissing, Message: fmt.Sprintf("ModelCache %s does not exist in namespace %s; create it, or fix spec.model.cacheRef.name", name, s.Namespace)}, nil
 	}
 	mc := &v1alpha1.XModelCache{}
-	if err := decodeStruct(items.GetItems()[0].GetResource(), mc, ""); err != nil {
+	if err := structcodec.Decode(items.GetItems()[0].GetResource(), mc, ""); err != nil {
 		return nil, fmt.Errorf("cannot decode ModelCache %s: %w", name, err)
 	}
 	c := judgeCache(s, mc)

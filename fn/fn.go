@@ -17,6 +17,7 @@ import (
 
 	"github.com/inferno-ai/function-inferno/apis/inference/v1alpha1"
 	"github.com/inferno-ai/function-inferno/input/v1beta1"
+	"github.com/inferno-ai/function-inferno/internal/structcodec"
 )
 
 // Function renders InferenceServices. It holds no state between calls:
@@ -235,9 +236,9 @@ func (c composition) writeTo(rsp *fnv1.RunFunctionResponse) error {
 	if rsp.Desired.Resources == nil {
 		rsp.Desired.Resources = make(map[string]*fnv1.Resource, len(c.Resources))
 	}
-	enc := &encoder{}
+	enc := &structcodec.Encoder{}
 	for _, r := range c.Resources {
-		obj, err := enc.encodeStruct(r.Object)
+		obj, err := enc.Struct(r.Object)
 		if err != nil {
 			return fmt.Errorf("cannot encode %s: %w", r.Name, err)
 		}
@@ -252,7 +253,7 @@ func (c composition) writeTo(rsp *fnv1.RunFunctionResponse) error {
 	if c.CacheStatus != nil {
 		st = c.CacheStatus
 	}
-	status, err := enc.encodeStruct(st)
+	status, err := enc.Struct(st)
 	if err != nil {
 		return fmt.Errorf("cannot encode the status: %w", err)
 	}

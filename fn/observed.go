@@ -10,6 +10,8 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/inferno-ai/function-inferno/internal/structcodec"
 )
 
 // observed holds the composed objects Crossplane observed, decoded into
@@ -127,7 +129,7 @@ func decodeDeployment(c *structpb.Struct) (*appsv1.Deployment, *structpb.Value, 
 	}
 	err := decodeFields(c, d, "metadata", "status")
 	if err == nil && specFields != nil {
-		err = decodeStruct(&structpb.Struct{Fields: specFields}, &d.Spec, "spec")
+		err = structcodec.Decode(&structpb.Struct{Fields: specFields}, &d.Spec, "spec")
 	}
 	return d, template, err
 }
@@ -138,7 +140,7 @@ func (o observedVersion) servedTemplate() (*corev1.PodTemplateSpec, error) {
 	if o.deploymentTemplate == nil {
 		return t, nil
 	}
-	if err := decodeValue(o.deploymentTemplate, reflectValue(t), &fieldPath{name: "spec.template", index: -1}); err != nil {
+	if err := structcodec.DecodeValue(o.deploymentTemplate, t, "spec.template"); err != nil {
 		return nil, err
 	}
 	return t, nil
@@ -152,5 +154,5 @@ func decodeFields(content *structpb.Struct, obj any, fields ...string) error {
 			sub[f] = v
 		}
 	}
-	return decodeStruct(&structpb.Struct{Fields: sub}, obj, "")
+	return structcodec.Decode(&structpb.Struct{Fields: sub}, obj, "")
 }

@@ -19,6 +19,7 @@ import (
 
 	"github.com/inferno-ai/function-inferno/apis/inference/v1alpha1"
 	"github.com/inferno-ai/function-inferno/input/v1beta1"
+	"github.com/inferno-ai/function-inferno/internal/structcodec"
 )
 
 // Labels Crossplane puts on an XR created for a claim.
@@ -139,7 +140,7 @@ func decodeComposite[T any](obj *structpb.Struct) (*T, error) {
 		return nil, errors.New("the request carries no observed composite resource")
 	}
 	xr := new(T)
-	if err := decodeStruct(obj, xr, ""); err != nil {
+	if err := structcodec.Decode(obj, xr, ""); err != nil {
 		return nil, err
 	}
 	return xr, nil

@@ -137,7 +137,7 @@ func f(errs *fieldErrors, fw string, i int, ok bool) {
 	_ = condition{conditionX, true, "Done", "m"}
 	_ = condition{Type: conditionX, Status: false, Reason: "NotYet"}
 	_ = fmt.Errorf("cannot read %s: %w", "x", nil)
-	_ = &pathError{Path: "p", Msg: fmt.Sprintf("must be %s", "y")}
+	_ = &PathError{Path: "p", Msg: fmt.Sprintf("must be %s", "y")}
 	warnings = append(warnings, fmt.Sprintf("spec.b: risky %d", i), "spec.c has no effect")
 }
 `
@@ -190,28 +190,40 @@ func (r *reports) sort() {
 	}
 }
 
-// scanReports scans the function's own (non-test) source.
+// reportingPackages are the directories, relative to this one, of the
+// packages whose messages reach the user: the function's own and the
+// struct codec's, whose decoding errors refuse a claim.
+var reportingPackages = []string{".", "../internal/structcodec"}
+
+// scanReports scans the non-test source of reportingPackages.
 func scanReports(t *testing.T) reports {
 	t.Helper()
-	files, err := filepath.Glob("*.go")
-	if err != nil {
-		t.Fatal(err)
-	}
 	fset := token.NewFileSet()
 	var r reports
 	var problems []string
-	var parsed []*ast.File
-	for _, name := range files {
-		if strings.HasSuffix(name, "_test.go") {
-			continue
-		}
-		f, err := parser.ParseFile(fset, name, nil, 0)
+	for _, dir := range reportingPackages {
+		files, err := filepath.Glob(filepath.Join(dir, "*.go"))
 		if err != nil {
 			t.Fatal(err)
 		}
-		parsed = append(parsed, f)
+		var parsed []*ast.File
+		for _, name := range files {
+			if strings.HasSuffix(name, "_test.go") {
+				continue
+			}
+			f, err := parser.ParseFile(fset, name, nil, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			parsed = append(parsed, f)
+		}
+		if len(parsed) == 0 {
+			t.Fatalf("no Go source in %s: has the package moved?", dir)
+		}
+		// One package at a time: constants and functions are resolved
+		// within their own package.
+		r.scanFiles(fset, parsed, &problems)
 	}
-	r.scanFiles(fset, parsed, &problems)
 	if len(problems) > 0 {
 		t.Fatalf("the troubleshooting scan cannot read these reports; write their reason or field as a literal or constant:\n%s", strings.Join(problems, "\n"))
 	}
@@ -284,7 +296,9 @@ func (r *reports) scanFiles(fset *token.FileSet, files []*ast.File, problems *[]
 							r.Conditions[ty+"/"+re] = boolStatus(status)
 						}
 					}
-				case "pathError":
+				case "PathError":
+					// The codec's decoding errors, which the function
+					// returns as refusals of the claim.
 					for _, el := range n.Elts {
 						if kv, ok := el.(*ast.KeyValueExpr); ok && identName(kv.Key) == "Msg" {
 							for _, m := range e.pattern(kv.Value) {

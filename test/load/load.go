@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"runtime/debug"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -60,16 +61,23 @@ func (c *Client) Close() error { return c.conn.Close() }
 
 // Call sends one request and checks the answer carries no Fatal result.
 func (c *Client) Call(ctx context.Context, req *fnv1.RunFunctionRequest) error {
+	_, err := c.Run(ctx, req)
+	return err
+}
+
+// Run sends one request and returns the answer, or an error if it carries
+// a Fatal result.
+func (c *Client) Run(ctx context.Context, req *fnv1.RunFunctionRequest) (*fnv1.RunFunctionResponse, error) {
 	rsp, err := c.fn.RunFunction(ctx, req)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	for _, r := range rsp.GetResults() {
 		if r.GetSeverity() == fnv1.Severity_SEVERITY_FATAL {
-			return fmt.Errorf("fatal result: %s", r.GetMessage())
+			return nil, fmt.Errorf("fatal result: %s", r.GetMessage())
 		}
 	}
-	return nil
+	return rsp, nil
 }
 
 // Result is what one measurement saw.
@@ -232,4 +240,17 @@ func readDocs(path string) ([]map[string]any, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return docs, nil
+}
+
+// TuneGC sets the garbage collector the way function-inferno's main does
+// (--gc-percent, --memory-limit-mib; GOGC and GOMEMLIMIT win when set), so
+// that a floor function run with the same flags differs from it only in
+// the work it does.
+func TuneGC(percent int, limitMiB int64) {
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(percent)
+	}
+	if os.Getenv("GOMEMLIMIT") == "" && limitMiB > 0 {
+		debug.SetMemoryLimit(limitMiB << 20)
+	}
 }

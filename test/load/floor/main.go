@@ -12,6 +12,8 @@ import (
 	function "github.com/crossplane/function-sdk-go"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/crossplane/function-sdk-go/response"
+
+	"github.com/inferno-ai/function-inferno/test/load"
 )
 
 type floor struct {
@@ -24,12 +26,15 @@ func (floor) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) (*fnv1
 }
 
 type cli struct {
-	Address     string `default:":9443" help:"Address at which to listen for gRPC connections."`
-	TLSCertsDir string `help:"Directory with tls.crt, tls.key and ca.crt." env:"TLS_SERVER_CERTS_DIR"`
-	Insecure    bool   `help:"Run without mTLS credentials."`
+	Address        string `default:":9443" help:"Address at which to listen for gRPC connections."`
+	TLSCertsDir    string `help:"Directory with tls.crt, tls.key and ca.crt." env:"TLS_SERVER_CERTS_DIR"`
+	Insecure       bool   `help:"Run without mTLS credentials."`
+	GCPercent      int    `help:"Garbage collection target percentage, unless GOGC is set; function-inferno's default." default:"400"`
+	MemoryLimitMiB int64  `name:"memory-limit-mib" help:"Soft memory limit in MiB, unless GOMEMLIMIT is set; function-inferno's default. 0 sets none." default:"16"`
 }
 
 func (c *cli) Run() error {
+	load.TuneGC(c.GCPercent, c.MemoryLimitMiB)
 	return function.Serve(floor{},
 		function.Listen("tcp", c.Address),
 		function.MTLSCertificates(c.TLSCertsDir),

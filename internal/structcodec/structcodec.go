@@ -1,4 +1,18 @@
-package fn
+// Package structcodec converts between Go API structs and protobuf Structs,
+// the form in which Crossplane sends observed objects to a composition
+// function and takes desired ones back.
+//
+// The SDK's helpers go through map[string]any (structpb.AsMap, then the
+// apimachinery converter, and back): two full copies of every object in
+// both directions, which profiling showed to be most of a call's time. This
+// codec walks the struct and the protobuf value side by side instead, with
+// the field layout of each type worked out once. It follows encoding/json's
+// rules (json tags, inline embedding, omitempty), knows the apimachinery
+// types whose JSON form is not their Go shape (Quantity, IntOrString, Time,
+// MicroTime, []byte), drops nulls and empty objects and lists as
+// server-side apply needs, and names the field path in every decoding
+// error.
+package structcodec
 
 import (
 	"encoding/base64"
@@ -18,27 +32,19 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
-// A codec between Go API structs and protobuf Structs, the form in which
-// Crossplane sends observed objects and takes desired ones.
-//
-// The SDK's helpers go through map[string]any (structpb.AsMap, then the
-// apimachinery converter, and back): two full copies of every object in
-// both directions, which profiling showed to be most of a call's time. This
-// codec walks the struct and the protobuf value side by side instead, with
-// the field layout of each type worked out once. It follows encoding/json's
-// rules (json tags, inline embedding, omitempty), drops nulls and empty
-// objects and lists as server-side apply needs (see toComposed), and names
-// the field path in every decoding error.
-
-// encodeStruct encodes a struct (or pointer to one) into a protobuf Struct.
-func encodeStruct(v any) (*structpb.Struct, error) {
-	return (&encoder{}).encodeStruct(v)
+// Encode encodes a struct (or pointer to one) into a protobuf Struct. To
+// encode several objects into one message, use an Encoder.
+func Encode(v any) (*structpb.Struct, error) {
+	return (&Encoder{}).Struct(v)
 }
 
-// encoder hands out protobuf values from slabs. A rendered Deployment is
-// some five hundred small protobuf messages, and allocating them one by
-// one was a third of a call's time.
-type encoder struct {
+// An Encoder encodes structs into protobuf Structs, handing out the
+// protobuf values from slabs: a rendered Deployment is some five hundred
+// small protobuf messages, and allocating them one by one was a third of a
+// function call's time. Use one Encoder for all the objects of one
+// response, so they share slabs. The zero value is ready to use; an
+// Encoder is not safe for concurrent use.
+type Encoder struct {
 	values  []structpb.Value
 	strings []structpb.Value_StringValue
 	numbers []structpb.Value_NumberValue
@@ -59,7 +65,7 @@ func next[T any](s *[]T) *T {
 	return p
 }
 
-func (e *encoder) str(s string) *structpb.Value {
+func (e *Encoder) str(s string) *structpb.Value {
 	k := next(&e.strings)
 	k.StringValue = s
 	v := next(&e.values)
@@ -67,7 +73,7 @@ func (e *encoder) str(s string) *structpb.Value {
 	return v
 }
 
-func (e *encoder) num(n float64) *structpb.Value {
+func (e *Encoder) num(n float64) *structpb.Value {
 	k := next(&e.numbers)
 	k.NumberValue = n
 	v := next(&e.values)
@@ -75,7 +81,7 @@ func (e *encoder) num(n float64) *structpb.Value {
 	return v
 }
 
-func (e *encoder) boolean(b bool) *structpb.Value {
+func (e *Encoder) boolean(b bool) *structpb.Value {
 	k := next(&e.bools)
 	k.BoolValue = b
 	v := next(&e.values)
@@ -83,7 +89,7 @@ func (e *encoder) boolean(b bool) *structpb.Value {
 	return v
 }
 
-func (e *encoder) object(fields map[string]*structpb.Value) *structpb.Value {
+func (e *Encoder) object(fields map[string]*structpb.Value) *structpb.Value {
 	st := next(&e.structs)
 	st.Fields = fields
 	k := next(&e.objects)
@@ -93,7 +99,7 @@ func (e *encoder) object(fields map[string]*structpb.Value) *structpb.Value {
 	return v
 }
 
-func (e *encoder) list(values []*structpb.Value) *structpb.Value {
+func (e *Encoder) list(values []*structpb.Value) *structpb.Value {
 	k := next(&e.lists)
 	k.ListValue = &structpb.ListValue{Values: values}
 	v := next(&e.values)
@@ -101,8 +107,12 @@ func (e *encoder) list(values []*structpb.Value) *structpb.Value {
 	return v
 }
 
-// encodeStruct encodes a struct (or pointer to one) into a protobuf Struct.
-func (e *encoder) encodeStruct(v any) (*structpb.Struct, error) {
+// Struct encodes a struct (or pointer to one) into a protobuf Struct.
+// Nulls and empty objects and lists are left out (a list keeps an empty
+// element, as an empty object, so that the others keep their indexes).
+// The result shares no memory with v, but shares slabs with the Encoder's
+// other results: they are garbage together.
+func (e *Encoder) Struct(v any) (*structpb.Struct, error) {
 	rv := reflect.ValueOf(v)
 	for rv.Kind() == reflect.Pointer {
 		rv = rv.Elem()
@@ -133,7 +143,7 @@ var (
 
 // encodeValue returns nil for a value that is omitted: null, or an object
 // or list that ends up empty.
-func (e *encoder) encodeValue(v reflect.Value) (*structpb.Value, error) {
+func (e *Encoder) encodeValue(v reflect.Value) (*structpb.Value, error) {
 	switch v.Type() {
 	case typeQuantity:
 		q := v.Interface().(resource.Quantity)
@@ -222,7 +232,7 @@ func (e *encoder) encodeValue(v reflect.Value) (*structpb.Value, error) {
 	return nil, fmt.Errorf("cannot encode a value of type %s", v.Type())
 }
 
-func (e *encoder) encodeObject(v reflect.Value) (*structpb.Value, error) {
+func (e *Encoder) encodeObject(v reflect.Value) (*structpb.Value, error) {
 	fields := map[string]*structpb.Value{}
 	for _, f := range fieldsOf(v.Type()) {
 		fv := v.FieldByIndex(f.index)
@@ -262,16 +272,25 @@ func isEmptyValue(v reflect.Value) bool {
 	return false
 }
 
-// decodeStruct decodes a protobuf Struct into the struct into points to.
+// Decode decodes a protobuf Struct into the struct into points to.
 // Fields the type does not have are ignored, as the API server's decoder
-// ignores them; a value of the wrong type is an error naming its path,
-// relative to prefix.
-func decodeStruct(s *structpb.Struct, into any, prefix string) error {
+// ignores them, and so is metadata.managedFields, which is large and which
+// a function has no use for. A value of the wrong type is a *PathError
+// naming its field path, prefixed with prefix (e.g. "spec" when s is an
+// object's spec; "" for a whole object).
+func Decode(s *structpb.Struct, into any, prefix string) error {
+	return DecodeValue(structpb.NewStructValue(s), into, prefix)
+}
+
+// DecodeValue decodes a protobuf Value into what into points to, by the
+// same rules as Decode. path is the value's field path, the prefix of
+// every error's (e.g. "spec.template").
+func DecodeValue(v *structpb.Value, into any, path string) error {
 	rv := reflect.ValueOf(into)
 	if rv.Kind() != reflect.Pointer || rv.IsNil() {
 		return fmt.Errorf("cannot decode into %T", into)
 	}
-	return decodeValue(structpb.NewStructValue(s), rv.Elem(), &fieldPath{name: prefix, index: -1})
+	return decodeValue(v, rv.Elem(), &fieldPath{name: path, index: -1})
 }
 
 // fieldPath is where the decoder is, built into a string only for an
@@ -299,16 +318,19 @@ func (p *fieldPath) String() string {
 	}
 }
 
-// reflectValue is the addressable value a pointer points to.
-func reflectValue(ptr any) reflect.Value { return reflect.ValueOf(ptr).Elem() }
-
-// pathError is a decoding error at a field path.
-type pathError struct {
+// A PathError is a decoding error at a field path, such as a string where
+// an integer belongs. Its message is meant for the user who wrote the
+// object, so it says what the value must be and what it was.
+type PathError struct {
+	// Path is the field path, e.g. "spec.replicas" or
+	// "spec.template.spec.containers[1].name"; "" for the value itself.
 	Path string
-	Msg  string
+	// Msg says what is wrong, e.g. `must be an integer, not the string "two"`.
+	Msg string
 }
 
-func (e *pathError) Error() string {
+// Error is "<path>: <msg>", or the message alone for an empty path.
+func (e *PathError) Error() string {
 	if e.Path == "" {
 		return e.Msg
 	}
@@ -316,7 +338,7 @@ func (e *pathError) Error() string {
 }
 
 func typeErr(path *fieldPath, want string, got *structpb.Value) error {
-	return &pathError{Path: path.String(), Msg: fmt.Sprintf("must be %s, not %s", want, describe(got))}
+	return &PathError{Path: path.String(), Msg: fmt.Sprintf("must be %s, not %s", want, describe(got))}
 }
 
 func describe(v *structpb.Value) string {
@@ -359,7 +381,7 @@ func decodeValue(src *structpb.Value, dst reflect.Value, path *fieldPath) error 
 			return typeErr(path, `a quantity such as "4" or "16Gi"`, src)
 		}
 		if err != nil {
-			return &pathError{Path: path.String(), Msg: fmt.Sprintf("%s is not a quantity; write it like \"500m\", \"4\" or \"16Gi\"", describe(src))}
+			return &PathError{Path: path.String(), Msg: fmt.Sprintf("%s is not a quantity; write it like \"500m\", \"4\" or \"16Gi\"", describe(src))}
 		}
 		dst.Set(reflect.ValueOf(q))
 		return nil
@@ -384,7 +406,7 @@ func decodeValue(src *structpb.Value, dst reflect.Value, path *fieldPath) error 
 		}
 		t, err := time.Parse(time.RFC3339Nano, str.StringValue)
 		if err != nil {
-			return &pathError{Path: path.String(), Msg: fmt.Sprintf("%s is not an RFC 3339 timestamp", describe(src))}
+			return &PathError{Path: path.String(), Msg: fmt.Sprintf("%s is not an RFC 3339 timestamp", describe(src))}
 		}
 		if dst.Type() == typeTime {
 			dst.Set(reflect.ValueOf(metav1.NewTime(t)))
@@ -399,7 +421,7 @@ func decodeValue(src *structpb.Value, dst reflect.Value, path *fieldPath) error 
 		}
 		b, err := base64.StdEncoding.DecodeString(str.StringValue)
 		if err != nil {
-			return &pathError{Path: path.String(), Msg: "is not valid base64"}
+			return &PathError{Path: path.String(), Msg: "is not valid base64"}
 		}
 		dst.SetBytes(b)
 		return nil
@@ -514,10 +536,10 @@ func decodeValue(src *structpb.Value, dst reflect.Value, path *fieldPath) error 
 	// Anything else decodes the way encoding/json would: rare and slow.
 	b, err := json.Marshal(src.AsInterface())
 	if err != nil {
-		return &pathError{Path: path.String(), Msg: err.Error()}
+		return &PathError{Path: path.String(), Msg: err.Error()}
 	}
 	if err := json.Unmarshal(b, dst.Addr().Interface()); err != nil {
-		return &pathError{Path: path.String(), Msg: strings.TrimPrefix(err.Error(), "json: ")}
+		return &PathError{Path: path.String(), Msg: strings.TrimPrefix(err.Error(), "json: ")}
 	}
 	return nil
 }
@@ -526,11 +548,11 @@ func decodeValue(src *structpb.Value, dst reflect.Value, path *fieldPath) error 
 // why it cannot.
 func toInt(f float64, path *fieldPath, bits int) (int64, error) {
 	if f != math.Trunc(f) || math.IsInf(f, 0) || math.IsNaN(f) {
-		return 0, &pathError{Path: path.String(), Msg: fmt.Sprintf("must be an integer, not %s", strconv.FormatFloat(f, 'g', -1, 64))}
+		return 0, &PathError{Path: path.String(), Msg: fmt.Sprintf("must be an integer, not %s", strconv.FormatFloat(f, 'g', -1, 64))}
 	}
 	limit := math.Ldexp(1, bits-1)
 	if f < -limit || f >= limit {
-		return 0, &pathError{Path: path.String(), Msg: fmt.Sprintf("%s is out of range for a %d-bit integer", strconv.FormatFloat(f, 'g', -1, 64), bits)}
+		return 0, &PathError{Path: path.String(), Msg: fmt.Sprintf("%s is out of range for a %d-bit integer", strconv.FormatFloat(f, 'g', -1, 64), bits)}
 	}
 	return int64(f), nil
 }

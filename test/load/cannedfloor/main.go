@@ -1,0 +1,77 @@
+// Command cannedfloor is the canned-response floor: the same
+// function-sdk-go server as function-inferno, answering every request with
+// one response read at start-up — in `make bench`, function-inferno's own
+// response to the serving-stage request — without doing any work. Against
+// the empty floor it shows what the protocol costs to carry
+// function-inferno's answer (encoding it, sending it, the client decoding
+// it); against function-inferno it shows what the function's own work
+// costs, everything else being equal.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"github.com/alecthomas/kong"
+	function "github.com/crossplane/function-sdk-go"
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/inferno-ai/function-inferno/test/load"
+)
+
+// canned answers with the same response every time.
+type canned struct {
+	fnv1.UnimplementedFunctionRunnerServiceServer
+	rsp *fnv1.RunFunctionResponse
+}
+
+// RunFunction returns the canned response with the request's tag. The
+// response's parts are shared between calls, not copied: gRPC only reads
+// them, and concurrent marshalling of one message is safe, so a call costs
+// what the protocol costs and nothing else.
+func (c canned) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) (*fnv1.RunFunctionResponse, error) {
+	meta := &fnv1.ResponseMeta{Tag: req.GetMeta().GetTag(), Ttl: c.rsp.GetMeta().GetTtl()}
+	return &fnv1.RunFunctionResponse{
+		Meta:         meta,
+		Desired:      c.rsp.GetDesired(),
+		Results:      c.rsp.GetResults(),
+		Context:      c.rsp.GetContext(),
+		Requirements: c.rsp.GetRequirements(),
+		Conditions:   c.rsp.GetConditions(),
+		Output:       c.rsp.GetOutput(),
+	}, nil
+}
+
+type cli struct {
+	Address        string `default:":9443" help:"Address at which to listen for gRPC connections."`
+	TLSCertsDir    string `help:"Directory with tls.crt, tls.key and ca.crt." env:"TLS_SERVER_CERTS_DIR"`
+	Insecure       bool   `help:"Run without mTLS credentials."`
+	Response       string `required:"" type:"existingfile" help:"File holding the RunFunctionResponse to send, in protobuf's binary encoding."`
+	GCPercent      int    `help:"Garbage collection target percentage, unless GOGC is set; function-inferno's default." default:"400"`
+	MemoryLimitMiB int64  `name:"memory-limit-mib" help:"Soft memory limit in MiB, unless GOMEMLIMIT is set; function-inferno's default. 0 sets none." default:"16"`
+}
+
+func (c *cli) Run() error {
+	load.TuneGC(c.GCPercent, c.MemoryLimitMiB)
+	b, err := os.ReadFile(c.Response)
+	if err != nil {
+		return err
+	}
+	rsp := &fnv1.RunFunctionResponse{}
+	if err := proto.Unmarshal(b, rsp); err != nil {
+		return fmt.Errorf("%s: %w", c.Response, err)
+	}
+	return function.Serve(canned{rsp: rsp},
+		function.Listen("tcp", c.Address),
+		function.MTLSCertificates(c.TLSCertsDir),
+		function.Insecure(c.Insecure),
+		function.WithMetricsServer(""),
+	)
+}
+
+func main() {
+	ctx := kong.Parse(&cli{}, kong.Description("The canned-response function: the floor of load tests that carries a real response."))
+	ctx.FatalIfErrorf(ctx.Run())
+}
