@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -108,6 +109,7 @@ func setUp(ctx context.Context) (*environment, error) {
 		Binary:    filepath.Join(binDir(), "crossplane-core"),
 		ModuleDir: moduleDir,
 		WorkDir:   e.workDir,
+		ExtraArgs: strings.Fields(*flagCoreArgs),
 	})
 	if err != nil {
 		return e, err

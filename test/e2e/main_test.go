@@ -37,6 +37,7 @@ var (
 	flagFunction = flag.String("function", "auto", "which function to install: real (the repo's), standin (testdata/standin), or auto (real if the repo has one)")
 	flagDebug    = flag.Bool("fn-debug", false, "run the function with --debug")
 	flagProfile  = flag.Bool("profile", false, "save a 30 s CPU profile of the API server during the stress scenario to the logs")
+	flagCoreArgs = flag.String("crossplane-args", "", "extra flags for `crossplane core start`, space-separated (e.g. --circuit-breaker-burst=400)")
 )
 
 // env is the shared control plane, set up once by TestMain.

@@ -36,6 +36,9 @@ type Options struct {
 	ModuleDir string
 	// WorkDir gets the package cache and TLS folders.
 	WorkDir string
+	// ExtraArgs are appended to `crossplane core start`, e.g. to try
+	// --circuit-breaker-burst or --poll-interval.
+	ExtraArgs []string
 }
 
 // Core is a running Crossplane core with its RBAC manager.
@@ -176,7 +179,7 @@ func Install(ctx context.Context, cp *controlplane.ControlPlane, admin *kube.Cli
 	if err := os.MkdirAll(cacheDir, 0o755); err != nil {
 		return nil, err
 	}
-	start, err := cp.StartProcess("crossplane", o.Binary, []string{
+	args := []string{
 		"core", "start",
 		"--enable-webhooks=false",
 		"--package-runtime=External",
@@ -190,7 +193,8 @@ func Install(ctx context.Context, cp *controlplane.ControlPlane, admin *kube.Cli
 		// Drift polls are for real clouds; watches drive everything here.
 		"--poll-interval=1m",
 		"--debug",
-	}, env...)
+	}
+	start, err := cp.StartProcess("crossplane", o.Binary, append(args, o.ExtraArgs...), env...)
 	if err != nil {
 		return nil, err
 	}
