@@ -10,12 +10,15 @@
 #   make e2e-tools   build the control-plane binaries
 #   make e2e         build them if missing, then run the test
 #
-# Measured on the 2-core dev machine, niced and sharing the cores with other
-# builds (so an idle CI machine should do better): cold builds etcd 272 s,
-# kube-apiserver 1628 s, kube-controller-manager 245 s and kube-scheduler
-# 17 s (they share the apiserver's build cache), kwok 384 s, crossplane core
-# 555 s: about 52 minutes in all. A warm `make e2e` (tools cached) takes
-# about 4 minutes, the control plane itself about 13 s to come up.
+# Measured on the 2-core dev machine with an empty GOCACHE (modules already
+# downloaded), niced and sharing the cores with a benchmark: the crossplane
+# CLI and controller-gen about 6 minutes, then etcd 31 s, the three
+# Kubernetes binaries in one build 350 s, kwok 93 s, crossplane core 92 s:
+# 12 minutes in all (an earlier cold build here, before -s -w and the
+# shared Kubernetes build, took 11.5 minutes; the 52 minutes once recorded
+# were measured while other builds shared the cores). A warm `make e2e`
+# takes 6-7 minutes, 3 of them the Canary scenario waiting on Crossplane's
+# XR circuit breaker (see the README).
 #
 # E2E_FLAGS passes flags to the test binary, e.g.
 #   make e2e E2E_FLAGS='-stress=200 -keep'
