@@ -91,3 +91,14 @@ $(E2E_XP_CORE): tools/e2e/crossplane/go.mod
 e2e: $(E2E_TOOLS) $(E2E_XP_CLI)
 	cd test/e2e && E2E_BIN_DIR=$(abspath $(E2E_BIN_DIR)) E2E_REPO_ROOT=$(abspath .) \
 		go test -tags e2e -count=1 -timeout $(E2E_TIMEOUT) -run '$(E2E_RUN)' -v . -args $(E2E_FLAGS)
+
+# `make scale N=200` drives N claims at once through the control plane of
+# `make e2e` and prints what they cost the chain (see scale_test.go). Not
+# part of CI. SCALE_FLAGS passes more test flags, e.g. -scale-steady=5m or
+# -crossplane-args=--circuit-breaker-burst=400.
+N ?= 200
+SCALE_FLAGS ?=
+.PHONY: scale
+scale: $(E2E_TOOLS) $(E2E_XP_CLI)
+	cd test/e2e && E2E_BIN_DIR=$(abspath $(E2E_BIN_DIR)) E2E_REPO_ROOT=$(abspath .) \
+		go test -tags e2e -count=1 -timeout 120m -run 'TestInferno/(01|15)' -v . -args -scale=$(N) $(SCALE_FLAGS)

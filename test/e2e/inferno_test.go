@@ -73,6 +73,8 @@ func TestInferno(t *testing.T) {
 	t.Run("09-fault", s.fault)
 	t.Run("12-canary", s.canary)
 	t.Run("14-cache", s.cache)
+	// Only with -scale=N (make scale): hundreds of claims at once.
+	t.Run("15-scale", s.scale)
 	t.Run("04-failure", s.failure)
 	t.Run("08-stress", s.stress)
 	t.Run("10-security", s.security)
@@ -89,6 +91,8 @@ type infernoSuite struct {
 	// broken is the claim whose pull fails, applied early so the Job's
 	// retries (backoff 10 s, 20 s, 40 s) overlap other scenarios.
 	brokenApplied time.Time
+	// fnMetrics is the function's Prometheus endpoint.
+	fnMetrics string
 }
 
 // --- 01 install -------------------------------------------------------------
@@ -103,6 +107,7 @@ func (s *infernoSuite) install(t *testing.T) {
 	}
 	installFunction(ctx, t, RealFunctionName, repoRoot(), ".", "package", "examples",
 		fmt.Sprintf("--metrics-address=127.0.0.1:%d", metricsPort))
+	s.fnMetrics = fmt.Sprintf("http://127.0.0.1:%d/metrics", metricsPort)
 	sc.note("package built+pushed+installed, revision Healthy in %.1fs", time.Since(start).Seconds())
 
 	// The XRDs and Compositions come in the Configuration packages
