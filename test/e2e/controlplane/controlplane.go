@@ -219,7 +219,11 @@ func Start(ctx context.Context, o Options) (cp *ControlPlane, err error) {
 		"--service-account-issuer=https://kubernetes.default.svc",
 		"--service-account-key-file=" + saKey,
 		"--service-account-signing-key-file=" + saKey,
-		"--service-cluster-ip-range=10.0.0.0/24",
+		// Virtual addresses only (nothing routes to them here), but every
+		// InferenceService takes one or more: a /24 held 254 Services and
+		// `make scale N=1000` ran out ("failed to allocate a serviceIP:
+		// range is full").
+		"--service-cluster-ip-range=10.0.0.0/16",
 		"--audit-policy-file=" + policy,
 		"--audit-log-path=" + cp.AuditLog,
 		"--audit-log-format=json",
