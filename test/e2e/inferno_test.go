@@ -716,7 +716,9 @@ func deleteClaimsAndWait(ctx context.Context, t *testing.T, ns string, names []s
 			t.Error(err)
 		}
 	}
-	err := kube.Eventually(ctx, 2*time.Minute, 500*time.Millisecond, fmt.Sprintf("%d claims in %s deleted with everything they composed", len(names), ns), func(ctx context.Context) (bool, string, error) {
+	// The garbage collector takes about a second per ten claims at scale.
+	timeout := 2*time.Minute + time.Duration(len(names))*200*time.Millisecond
+	err := kube.Eventually(ctx, timeout, 500*time.Millisecond, fmt.Sprintf("%d claims in %s deleted with everything they composed", len(names), ns), func(ctx context.Context) (bool, string, error) {
 		var left []string
 		for _, n := range names {
 			left = append(left, composedLeft(ctx, ns, n)...)

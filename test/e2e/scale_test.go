@@ -22,6 +22,8 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/inferno-ai/function-inferno/test/e2e/kube"
 )
 
 var (
@@ -124,9 +126,35 @@ func (s *infernoSuite) scale(t *testing.T) {
 		sc.note("%s", strings.Join(strings.Fields(line), " "))
 	}
 
+	// Delete them all; count what is left namespace-wide (per-claim
+	// lookups would be thousands of requests a poll).
 	start = time.Now()
-	deleteClaimsAndWait(ctx, t, ns, names)
-	sc.note("all deleted in %.1fs", time.Since(start).Seconds())
+	for _, name := range names {
+		if err := env.admin.Delete(ctx, claimGVK, ns, name); err != nil {
+			t.Error(err)
+		}
+	}
+	err := kube.Eventually(ctx, 2*time.Minute+time.Duration(n)*200*time.Millisecond, 2*time.Second, "scale claims and their objects gone", func(ctx context.Context) (bool, string, error) {
+		claims, err := env.admin.List(ctx, claimGVK, ns, "")
+		if err != nil {
+			return false, "", err
+		}
+		pods, err := env.admin.Typed.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, "", err
+		}
+		pvcs, err := env.admin.Typed.CoreV1().PersistentVolumeClaims(ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, "", err
+		}
+		left := len(claims) + len(pods.Items) + len(pvcs.Items)
+		return left == 0, fmt.Sprintf("%d claims, %d pods, %d PVCs left", len(claims), len(pods.Items), len(pvcs.Items)), nil
+	})
+	if err != nil {
+		t.Error(err)
+	} else {
+		sc.note("all deleted in %.1fs", time.Since(start).Seconds())
+	}
 }
 
 // applyAll applies a small claim per name, ten at a time.
