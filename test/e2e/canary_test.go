@@ -51,7 +51,9 @@ func (s *infernoSuite) canary(t *testing.T) {
 	}, "spec", "traffic")
 	start = time.Now()
 	applyClaim(ctx, t, claim)
-	err := kube.Eventually(ctx, 2*time.Minute, 250*time.Millisecond, "both versions serving, claim Ready", func(ctx context.Context) (bool, string, error) {
+	// With Crossplane's default XR circuit breaker this can wait out two
+	// or three 1-minute polls (see the README); the time is reported.
+	err := kube.Eventually(ctx, 4*time.Minute, 250*time.Millisecond, "both versions serving, claim Ready", func(ctx context.Context) (bool, string, error) {
 		c, err := env.admin.Get(ctx, claimGVK, ns, name)
 		if err != nil {
 			return false, "", err
@@ -103,7 +105,7 @@ func (s *infernoSuite) canary(t *testing.T) {
 	setField(claim, []any{map[string]any{"version": "2", "weight": int64(100)}}, "spec", "traffic")
 	start = time.Now()
 	applyClaim(ctx, t, claim)
-	err = kube.Eventually(ctx, 3*time.Minute, 250*time.Millisecond, "promoted: the primary serves version 2, the old objects are gone", func(ctx context.Context) (bool, string, error) {
+	err = kube.Eventually(ctx, 4*time.Minute, 250*time.Millisecond, "promoted: the primary serves version 2, the old objects are gone", func(ctx context.Context) (bool, string, error) {
 		d, err := env.admin.Typed.AppsV1().Deployments(ns).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			return false, "", err
