@@ -172,10 +172,11 @@ func gatewayInput(t testing.TB) map[string]any {
 // canaryStage is one state of the canary example, rendered to a golden
 // file and, for the render tests, to an observed-resources fixture.
 type canaryStage struct {
-	name  string
-	xr    func(t testing.TB) map[string]any
-	input func(t testing.TB) map[string]any
-	world world
+	name    string
+	example string // the XR's path, for the fixture's header
+	xr      func(t testing.TB) map[string]any
+	input   func(t testing.TB) map[string]any
+	world   world
 }
 
 func canaryXR(t testing.TB) map[string]any { return readYAML(t, "../examples/canary/xr.yaml") }
@@ -183,10 +184,10 @@ func canaryXR(t testing.TB) map[string]any { return readYAML(t, "../examples/can
 func canaryStages() []canaryStage {
 	plain := func(t testing.TB) map[string]any { return compositionInput(t) }
 	return []canaryStage{
-		{name: "serving", xr: canaryXR, input: plain},
-		{name: "canary-failed", xr: canaryXR, input: plain, world: world{FailPull: map[string]bool{canaryV2URI: true}}},
-		{name: "route", xr: canaryXR, input: gatewayInput, world: world{RouteState: "accepted"}},
-		{name: "weight-zero", xr: func(t testing.TB) map[string]any { return readYAML(t, "../examples/canary/weight-zero.yaml") }, input: plain},
+		{name: "serving", example: "examples/canary/xr.yaml", xr: canaryXR, input: plain},
+		{name: "canary-failed", example: "examples/canary/xr.yaml", xr: canaryXR, input: plain, world: world{FailPull: map[string]bool{canaryV2URI: true}}},
+		{name: "route", example: "examples/canary/xr.yaml", xr: canaryXR, input: gatewayInput, world: world{RouteState: "accepted"}},
+		{name: "weight-zero", example: "examples/canary/weight-zero.yaml", xr: func(t testing.TB) map[string]any { return readYAML(t, "../examples/canary/weight-zero.yaml") }, input: plain},
 	}
 }
 
@@ -203,7 +204,7 @@ func TestCanaryGolden(t *testing.T) {
 			_, obs := settle(t, xr, in, st.world, nil)
 			fixture := filepath.Join("..", "examples", "canary", "observed", st.name+".yaml")
 			if *update {
-				writeObserved(t, fixture, st.name, obs)
+				writeObserved(t, fixture, st.example, st.name, obs)
 			}
 			compareGolden(t, "canary-"+st.name, run(t, newRequest(t, xr, in, readObserved(t, fixture)...)))
 		})

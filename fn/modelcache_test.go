@@ -72,7 +72,7 @@ func TestModelCacheGolden(t *testing.T) {
 			_, obs := settle(t, cache, in, st.world, nil)
 			fixture := filepath.Join("..", "examples", "modelcache", "observed", st.name+".yaml")
 			if *update {
-				writeObserved(t, fixture, st.name, obs)
+				writeObserved(t, fixture, "examples/modelcache/xr.yaml", st.name, obs)
 			}
 			rsp := run(t, newRequest(t, cache, in, readObserved(t, fixture)...))
 			compareGolden(t, "modelcache-"+st.name, rsp)
