@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -775,29 +774,7 @@ func (s *infernoSuite) stress(t *testing.T) {
 		go profileAPIServer(t, 30*time.Second, filepath.Join(env.logDir(), "kube-apiserver-stress.pprof"))
 	}
 	start := time.Now()
-	var wg sync.WaitGroup
-	errs := make(chan error, n)
-	work := make(chan string)
-	for range 10 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for name := range work {
-				if _, err := env.admin.Apply(ctx, smallClaim(t, ns, name)); err != nil {
-					errs <- err
-				}
-			}
-		}()
-	}
-	for _, name := range names {
-		work <- name
-	}
-	close(work)
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Fatal(err)
-	}
+	applyAll(ctx, t, ns, names)
 	sc.note("applied in %.1fs", time.Since(start).Seconds())
 	timeout := 3*time.Minute + time.Duration(n)*time.Second
 	waitClaimsReady(ctx, t, ns, names, timeout)
