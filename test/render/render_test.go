@@ -1,13 +1,11 @@
 package render
 
 import (
-	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -60,16 +58,7 @@ func TestCrossplaneRender(t *testing.T) {
 			if tc.stage != "" {
 				a.Observed = filepath.Join(root, "examples", "observed", tc.stage+".yaml")
 			}
-			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-			defer cancel()
-			out, err := f.Render(ctx, a)
-			if err != nil {
-				t.Fatalf("%v\nfunction logs:\n%s", err, f.Logs())
-			}
-			docs, err := Documents(out)
-			if err != nil {
-				t.Fatal(err)
-			}
+			docs := renderDocs(t, f, a)
 
 			var xr map[string]any
 			got := map[string]string{}
