@@ -170,9 +170,8 @@ func renderDeployment(s *service, v *modelVersion, w weights) *appsv1.Deployment
 		q := *resource.NewQuantity(int64(s.GPU), resource.DecimalSI)
 		res.Requests[gpu] = q
 		res.Limits[gpu] = q
-		pod.NodeSelector = s.GPUSettings.NodeSelector
-		pod.Tolerations = s.GPUSettings.Tolerations
 	}
+	pod.NodeSelector, pod.Tolerations = placement(s, s.GPU > 0)
 
 	d := &appsv1.Deployment{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"},

@@ -5,6 +5,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -312,6 +313,43 @@ func TestDeploymentResources(t *testing.T) {
 			},
 		},
 	}
+	pool := map[string]any{"scheduling": map[string]any{
+		"nodeSelector": map[string]any{"inferno.io/pool": "cpu", "pool": "general"},
+		"tolerations":  []any{map[string]any{"key": "inferno.io/pool", "operator": "Equal", "value": "cpu", "effect": "NoSchedule"}},
+	}}
+	poolToleration := corev1.Toleration{Key: "inferno.io/pool", Operator: corev1.TolerationOpEqual, Value: "cpu", Effect: corev1.TaintEffectNoSchedule}
+	cases["NodePoolCPU"] = struct {
+		resources map[string]any
+		in        map[string]any
+		want      sched
+	}{
+		resources: map[string]any{"gpu": 0, "cpu": "500m", "memory": "1Gi"},
+		in:        pool,
+		want: sched{
+			Requests:     map[string]string{"cpu": "500m", "memory": "1Gi"},
+			Limits:       map[string]string{"memory": "1Gi"},
+			NodeSelector: map[string]string{"inferno.io/pool": "cpu", "pool": "general"},
+			Tolerations:  []corev1.Toleration{poolToleration},
+		},
+	}
+	// A GPU server on a pool carries both: the pool's selector with the GPU
+	// selector over it, the pool's tolerations and then the GPU ones.
+	gpuPool := map[string]any{"scheduling": pool["scheduling"], "gpu": map[string]any{"nodeSelector": map[string]any{"pool": "h100"}}}
+	cases["NodePoolGPU"] = struct {
+		resources map[string]any
+		in        map[string]any
+		want      sched
+	}{
+		resources: map[string]any{"gpu": 1},
+		in:        gpuPool,
+		want: sched{
+			Requests:     map[string]string{"cpu": "2", "memory": "8Gi", "nvidia.com/gpu": "1"},
+			Limits:       map[string]string{"memory": "8Gi", "nvidia.com/gpu": "1"},
+			NodeSelector: map[string]string{"inferno.io/pool": "cpu", "pool": "h100"},
+			Tolerations: []corev1.Toleration{poolToleration,
+				{Key: "nvidia.com/gpu", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}},
+		},
+	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			xr := testXR()
@@ -326,6 +364,45 @@ func TestDeploymentResources(t *testing.T) {
 			}
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("scheduling (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestPullJobPlacement: a pull Job runs on the Input's node pool, where
+// the servers will run (a WaitForFirstConsumer volume binds on the node of
+// its first pod), but never with the GPU selector: the pull needs no GPU.
+func TestPullJobPlacement(t *testing.T) {
+	in := map[string]any{
+		"scheduling": map[string]any{
+			"nodeSelector": map[string]any{"inferno.io/pool": "real"},
+			"tolerations":  []any{map[string]any{"key": "inferno.io/pool", "operator": "Exists", "effect": "NoSchedule"}},
+		},
+		"gpu": map[string]any{"nodeSelector": map[string]any{"pool": "h100"}},
+	}
+	for name, tc := range map[string]struct {
+		in       map[string]any
+		selector map[string]string
+		tol      []corev1.Toleration
+	}{
+		"NoPool": {},
+		"Pool": {
+			in:       in,
+			selector: map[string]string{"inferno.io/pool": "real"},
+			tol:      []corev1.Toleration{{Key: "inferno.io/pool", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}},
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			xr := testXR()
+			setPath(xr, map[string]any{"gpu": 1}, "spec", "resources")
+			rsp := run(t, newRequest(t, xr, tc.in))
+			j := desiredObject[batchv1.Job](t, rsp, pullJobResource(t, rsp))
+			p := j.Spec.Template.Spec
+			if diff := cmp.Diff(tc.selector, p.NodeSelector); diff != "" {
+				t.Errorf("pull pod nodeSelector (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.tol, p.Tolerations); diff != "" {
+				t.Errorf("pull pod tolerations (-want +got):\n%s", diff)
 			}
 		})
 	}

@@ -84,6 +84,7 @@ func renderPullJob(s *service, v *modelVersion) pullJob {
 		}
 	}
 
+	nodeSelector, tolerations := placement(s, false)
 	template := corev1.PodTemplateSpec{
 		ObjectMeta: metav1.ObjectMeta{Labels: podLabels},
 		Spec: corev1.PodSpec{
@@ -91,6 +92,8 @@ func renderPullJob(s *service, v *modelVersion) pullJob {
 			// logs of a failed attempt stay readable.
 			RestartPolicy:   corev1.RestartPolicyNever,
 			SecurityContext: podSecurityContext(),
+			NodeSelector:    nodeSelector,
+			Tolerations:     tolerations,
 			Containers: []corev1.Container{{
 				Name:            "pull",
 				Image:           v.Puller.Image,

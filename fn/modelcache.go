@@ -88,6 +88,9 @@ func resolveCache(xr *v1alpha1.XModelCache, in *v1beta1.Input) (*service, []stri
 	}
 	resolveStorage(s, st, in, &errs, &warnings)
 	s.Backoff = in.BackoffLimit()
+	if in.Scheduling != nil {
+		s.Scheduling = *in.Scheduling
+	}
 	if s.Backoff < 0 || s.Backoff > 20 {
 		errs.add("input.pullBackoffLimit", "%d is out of range; use 0 to 20", s.Backoff)
 	}

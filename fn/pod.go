@@ -66,3 +66,32 @@ func scratchEnv() []corev1.EnvVar {
 		{Name: "HF_HOME", Value: mountTmp + "/hf"},
 	}
 }
+
+// placement is where a pod runs: the Input's node pool, and for servers
+// that request GPUs the GPU nodes' selector and tolerations on top (the
+// GPU selector wins a key both name).
+func placement(s *service, gpus bool) (map[string]string, []corev1.Toleration) {
+	sel := s.Scheduling.NodeSelector
+	tol := s.Scheduling.Tolerations
+	if !gpus {
+		return sel, tol
+	}
+	if len(sel) == 0 {
+		sel = s.GPUSettings.NodeSelector
+	} else if len(s.GPUSettings.NodeSelector) > 0 {
+		merged := make(map[string]string, len(sel)+len(s.GPUSettings.NodeSelector))
+		for k, v := range sel {
+			merged[k] = v
+		}
+		for k, v := range s.GPUSettings.NodeSelector {
+			merged[k] = v
+		}
+		sel = merged
+	}
+	if len(tol) == 0 {
+		tol = s.GPUSettings.Tolerations
+	} else {
+		tol = append(append([]corev1.Toleration(nil), tol...), s.GPUSettings.Tolerations...)
+	}
+	return sel, tol
+}

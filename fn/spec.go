@@ -55,7 +55,9 @@ type service struct {
 	Memory      resource.Quantity
 	GPU         int32
 	GPUSettings v1beta1.GPUSettings
-	Storage     storage
+	// Scheduling is the Input's node pool: every pod carries it.
+	Scheduling v1beta1.Scheduling
+	Storage    storage
 	// Volume names the cache volume (PersistentVolumeClaim).
 	Volume  string
 	Backoff int32
@@ -567,6 +569,9 @@ func resolveResources(s *service, r *v1alpha1.ResourcesSpec, in *v1beta1.Input, 
 		}
 	}
 	s.GPUSettings = in.GPUSettings()
+	if in.Scheduling != nil {
+		s.Scheduling = *in.Scheduling
+	}
 	if s.GPU == 0 && (s.Model.Framework == v1alpha1.FrameworkVLLM || s.Model.Framework == v1alpha1.FrameworkTGI || s.Model.Framework == v1alpha1.FrameworkTriton) {
 		*warnings = append(*warnings, fmt.Sprintf("spec.resources.gpu: no GPU requested; %s will run on CPU, slowly if at all", s.Model.Framework))
 	}

@@ -48,6 +48,14 @@ type Input struct {
 	// +optional
 	GPU *GPUSettings `json:"gpu,omitempty"`
 
+	// Scheduling places every pod this Composition renders, servers and
+	// pull Jobs alike, on a node pool: a platform offers one Composition
+	// per pool (CPU, a GPU type, a test pool) and claims pick one with
+	// spec.compositionSelector. GPU servers add gpu.nodeSelector and
+	// gpu.tolerations to these.
+	// +optional
+	Scheduling *Scheduling `json:"scheduling,omitempty"`
+
 	// Namespace receives the composed objects of an XR that has no claim
 	// (and so no claim namespace). Without it such XRs are refused.
 	// +optional
@@ -210,6 +218,20 @@ type ResourceDefaults struct {
 	// Memory request and limit.
 	// +optional
 	Memory *resource.Quantity `json:"memory,omitempty"`
+}
+
+// Scheduling says which nodes a Composition's pods run on.
+type Scheduling struct {
+	// NodeSelector of every server and pull pod. Pull Jobs carry it too:
+	// a WaitForFirstConsumer volume (local-path and most node-local
+	// classes) is bound on the node of the pull, and the servers that
+	// mount it can only follow.
+	// +optional
+	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
+
+	// Tolerations of every server and pull pod, e.g. of the pool's taint.
+	// +optional
+	Tolerations []corev1.Toleration `json:"tolerations,omitempty"`
 }
 
 // GPUSettings say how GPUs are requested and scheduled.

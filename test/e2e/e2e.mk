@@ -38,13 +38,15 @@ E2E_ETCD       := $(E2E_BIN_DIR)/etcd
 E2E_APISERVER  := $(E2E_BIN_DIR)/kube-apiserver
 E2E_KCM        := $(E2E_BIN_DIR)/kube-controller-manager
 E2E_SCHEDULER  := $(E2E_BIN_DIR)/kube-scheduler
+E2E_KUBELET    := $(E2E_BIN_DIR)/kubelet
+E2E_KUBE_PROXY := $(E2E_BIN_DIR)/kube-proxy
 E2E_KWOK       := $(E2E_BIN_DIR)/kwok
 E2E_XP_CORE    := $(E2E_BIN_DIR)/crossplane-core
 # The crossplane CLI (v2.2.1, for `xpkg build`/`xpkg push`) is pinned and
 # built by the top-level tools module, not here.
 E2E_XP_CLI     := $(E2E_BIN_DIR)/crossplane
 
-E2E_TOOLS := $(E2E_ETCD) $(E2E_APISERVER) $(E2E_KCM) $(E2E_SCHEDULER) $(E2E_KWOK) $(E2E_XP_CORE)
+E2E_TOOLS := $(E2E_ETCD) $(E2E_APISERVER) $(E2E_KCM) $(E2E_SCHEDULER) $(E2E_KUBELET) $(E2E_KUBE_PROXY) $(E2E_KWOK) $(E2E_XP_CORE)
 
 .PHONY: e2e-tools e2e
 
@@ -63,16 +65,18 @@ endef
 $(E2E_ETCD): tools/e2e/etcd/go.mod
 	$(call e2e_build_tool,go.etcd.io/etcd/server/v3,tools/e2e/etcd)
 
-# The three Kubernetes binaries come from one `go build`: their packages
+# The five Kubernetes binaries (the control plane's three, and kubelet and
+# kube-proxy for the real node) come from one `go build`: their packages
 # are mostly shared, and one build graph compiles each once and keeps both
-# cores busy where three builds in a row would each wait on its own link.
-$(E2E_APISERVER) $(E2E_KCM) $(E2E_SCHEDULER) &: tools/e2e/kube/go.mod
+# cores busy where five builds in a row would each wait on its own link.
+$(E2E_APISERVER) $(E2E_KCM) $(E2E_SCHEDULER) $(E2E_KUBELET) $(E2E_KUBE_PROXY) &: tools/e2e/kube/go.mod
 	@mkdir -p $(E2E_BIN_DIR)
-	@echo "e2e-tools: building kube-apiserver, kube-controller-manager and kube-scheduler from k8s.io/kubernetes"
+	@echo "e2e-tools: building kube-apiserver, kube-controller-manager, kube-scheduler, kubelet and kube-proxy from k8s.io/kubernetes"
 	@start=$$(date +%s); \
 	cd tools/e2e/kube && $(E2E_GO_BUILD) -ldflags='$(E2E_LDFLAGS)' -o $(abspath $(E2E_BIN_DIR))/ \
-		k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager k8s.io/kubernetes/cmd/kube-scheduler || exit 1; \
-	echo "e2e-tools: built kube-apiserver, kube-controller-manager, kube-scheduler in $$(( $$(date +%s) - start ))s"
+		k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager k8s.io/kubernetes/cmd/kube-scheduler \
+		k8s.io/kubernetes/cmd/kubelet k8s.io/kubernetes/cmd/kube-proxy || exit 1; \
+	echo "e2e-tools: built kube-apiserver, kube-controller-manager, kube-scheduler, kubelet, kube-proxy in $$(( $$(date +%s) - start ))s"
 
 $(E2E_KWOK): tools/e2e/kwok/go.mod
 	$(call e2e_build_tool,sigs.k8s.io/kwok/cmd/kwok,tools/e2e/kwok)
