@@ -20,6 +20,7 @@ import (
 	"github.com/inferno-ai/function-inferno/test/e2e/crossplanecore"
 	"github.com/inferno-ai/function-inferno/test/e2e/fnpackage"
 	"github.com/inferno-ai/function-inferno/test/e2e/kube"
+	"github.com/inferno-ai/function-inferno/test/e2e/realnode"
 )
 
 // Names the test gives things in the cluster.
@@ -47,6 +48,13 @@ type environment struct {
 	functions map[string]*fnpackage.Runner
 	// mode is "real" or "standin".
 	mode string
+	// node is the real node (nil with -real-node=false), origin its model
+	// origin, nodeSetup how long both took to start.
+	node      *realnode.Node
+	origin    *origin
+	nodeSetup time.Duration
+	// teardownErr is what stopping left wrong (the real node's leftovers).
+	teardownErr error
 }
 
 func (e *environment) logDir() string { return filepath.Join(e.workDir, "logs") }
@@ -56,7 +64,11 @@ func setUp(ctx context.Context) (*environment, error) {
 	e := &environment{summary: &summary{}, functions: map[string]*fnpackage.Runner{}}
 	e.workDir = filepath.Join(repoRoot(), "test", "e2e", "_work", "run")
 	// One run's leftovers at a time: a failed run's logs stay until the
-	// next run starts.
+	// next run starts. A killed run's real node is cleaned up first: its
+	// mounts would keep the directory.
+	if err := realnode.CleanStale(e.nodeDir()); err != nil {
+		return nil, err
+	}
 	if err := os.RemoveAll(e.workDir); err != nil {
 		return nil, err
 	}
@@ -75,9 +87,14 @@ func setUp(ctx context.Context) (*environment, error) {
 	if err != nil {
 		return nil, err
 	}
+	var extra []controlplane.Identity
+	if *flagRealNode {
+		extra = realNodeIdentities()
+	}
 	e.cp, err = controlplane.Start(ctx, controlplane.Options{
-		Binaries: controlplane.BinariesIn(binDir()),
-		WorkDir:  e.workDir,
+		Binaries:        controlplane.BinariesIn(binDir()),
+		WorkDir:         e.workDir,
+		ExtraIdentities: extra,
 		KwokConfigs: []string{
 			filepath.Join(testdata, "kwok", "node.yaml"),
 			filepath.Join(testdata, "kwok", "pod.yaml"),
@@ -99,6 +116,11 @@ func setUp(ctx context.Context) (*environment, error) {
 	}
 	if err := e.createStorageClass(ctx); err != nil {
 		return e, err
+	}
+	if *flagRealNode {
+		if err := e.startRealNode(ctx); err != nil {
+			return e, fmt.Errorf("real node: %w", err)
+		}
 	}
 
 	moduleDir, err := crossplanecore.ModuleDir(ctx, filepath.Join(repoRoot(), "tools", "e2e", "crossplane"))
@@ -131,6 +153,15 @@ func (e *environment) tearDown() {
 	defer cancel()
 	if e.registry != nil {
 		_ = e.registry.Stop(ctx)
+	}
+	if e.origin != nil {
+		e.origin.stop()
+	}
+	// The node goes before the control plane: kube-proxy's clean-up and
+	// the sandboxes' removal need nothing of it, but a kubelet that loses
+	// its API server only retries.
+	if e.node != nil {
+		e.teardownErr = e.node.Stop()
 	}
 	if e.cp != nil {
 		e.cp.Stop()

@@ -37,6 +37,7 @@ var (
 	flagFunction = flag.String("function", "auto", "which function to install: real (the repo's), standin (testdata/standin), or auto (real if the repo has one)")
 	flagDebug    = flag.Bool("fn-debug", false, "run the function with --debug")
 	flagProfile  = flag.Bool("profile", false, "save a 30 s CPU profile of the API server during the stress scenario to the logs")
+	flagRealNode = flag.Bool("real-node", true, "run a real node (containerd, kubelet, kube-proxy) beside kwok's fake one; needs root and the Debian packages .ci/run installs")
 	flagCoreArgs = flag.String("crossplane-args", "", "extra flags for `crossplane core start`, space-separated (e.g. --circuit-breaker-burst=400)")
 )
 
@@ -49,7 +50,7 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-func run(m *testing.M) int {
+func run(m *testing.M) (code int) {
 	start := time.Now()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -60,6 +61,10 @@ func run(m *testing.M) int {
 		defer func() {
 			env.tearDown()
 			fmt.Printf("e2e: control plane stopped; total wall time %s\n", time.Since(start).Round(time.Second))
+			if env.teardownErr != nil {
+				fmt.Fprintf(os.Stderr, "e2e: tearing down left the machine changed: %v\n", env.teardownErr)
+				code = 1
+			}
 		}()
 	}
 	if err != nil {
@@ -71,7 +76,7 @@ func run(m *testing.M) int {
 	}
 	fmt.Printf("e2e: control plane and function ready in %s (work dir %s)\n", env.setupTime.Round(100*time.Millisecond), env.workDir)
 
-	code := m.Run()
+	code = m.Run()
 	env.summary.print(os.Stdout)
 	if code != 0 {
 		env.printLogPaths()

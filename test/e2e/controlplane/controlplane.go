@@ -86,10 +86,12 @@ type Options struct {
 
 // ControlPlane is a running control plane.
 type ControlPlane struct {
-	WorkDir   string
-	LogDir    string
-	URL       string // https://127.0.0.1:<port>
-	CA        *CertificateAuthority
+	WorkDir string
+	LogDir  string
+	URL     string // https://127.0.0.1:<port>
+	CA      *CertificateAuthority
+	// CAFile is the CA's certificate on disk.
+	CAFile    string
 	AuditLog  string
 	processes []*Process
 	tokens    map[string]string // user -> bearer token
@@ -146,6 +148,17 @@ func Start(ctx context.Context, o Options) (cp *ControlPlane, err error) {
 	if err != nil {
 		return nil, err
 	}
+	// The API server's client certificate for kubelets (logs, exec,
+	// port-forward on a real node); the kubelet trusts the same CA.
+	kubeletClient, err := cp.CA.ClientCert("kube-apiserver-kubelet-client", "system:masters")
+	if err != nil {
+		return nil, err
+	}
+	kubeletClientCert, kubeletClientKey, err := kubeletClient.WriteFiles(pki, "apiserver-kubelet-client")
+	if err != nil {
+		return nil, err
+	}
+	cp.CAFile = caFile
 	saKey := filepath.Join(pki, "sa.key")
 	if err := NewServiceAccountKey(saKey); err != nil {
 		return nil, err
@@ -216,6 +229,11 @@ func Start(ctx context.Context, o Options) (cp *ControlPlane, err error) {
 		"--client-ca-file=" + caFile,
 		"--token-auth-file=" + tokenFile,
 		"--authorization-mode=Node,RBAC",
+		"--kubelet-client-certificate=" + kubeletClientCert,
+		"--kubelet-client-key=" + kubeletClientKey,
+		// A real node is reached on its bridge address, never by name:
+		// there is no DNS for node names here.
+		"--kubelet-preferred-address-types=InternalIP",
 		"--service-account-issuer=https://kubernetes.default.svc",
 		"--service-account-key-file=" + saKey,
 		"--service-account-signing-key-file=" + saKey,

@@ -7,93 +7,42 @@
 package fnpackage
 
 import (
-	"archive/tar"
-	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"log"
 	"net"
 	"net/http"
-	"os"
 	"time"
 
-	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/registry"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/google/go-containerregistry/pkg/v1/empty"
-	"github.com/google/go-containerregistry/pkg/v1/mutate"
-	"github.com/google/go-containerregistry/pkg/v1/tarball"
+
+	"github.com/inferno-ai/function-inferno/test/e2e/images"
 )
 
 // RuntimeUser is the uid:gid of distroless' "nonroot", which the Dockerfile
 // for users also runs as.
-const RuntimeUser = "65532:65532"
+const RuntimeUser = images.NonRoot
 
 // BuildRuntimeImage writes an image tarball at out holding binary as
 // /function on an empty base, run as RuntimeUser with /function as its
 // entrypoint and port 9443 exposed: the same image the Dockerfile makes,
 // without Docker.
 func BuildRuntimeImage(binary, out, tag string) error {
-	bin, err := os.ReadFile(binary)
+	bin, err := images.Binary(binary, "/function")
 	if err != nil {
 		return err
 	}
-	var layerTar bytes.Buffer
-	tw := tar.NewWriter(&layerTar)
-	if err := tw.WriteHeader(&tar.Header{
-		Name: "function", Mode: 0o755, Size: int64(len(bin)), Typeflag: tar.TypeReg,
-		// A fixed time keeps the layer digest stable across builds of the
-		// same binary.
-		ModTime: time.Unix(0, 0),
-	}); err != nil {
-		return err
-	}
-	if _, err := tw.Write(bin); err != nil {
-		return err
-	}
-	if err := tw.Close(); err != nil {
-		return err
-	}
-	layerBytes := layerTar.Bytes()
-	layer, err := tarball.LayerFromOpener(func() (io.ReadCloser, error) {
-		return io.NopCloser(bytes.NewReader(layerBytes)), nil
-	})
-	if err != nil {
-		return err
-	}
-	img, err := mutate.AppendLayers(empty.Image, layer)
-	if err != nil {
-		return err
-	}
-	cfg, err := img.ConfigFile()
-	if err != nil {
-		return err
-	}
-	cfg = cfg.DeepCopy()
-	cfg.OS, cfg.Architecture = "linux", "amd64"
-	cfg.Config.Entrypoint = []string{"/function"}
-	cfg.Config.User = RuntimeUser
-	cfg.Config.ExposedPorts = map[string]struct{}{"9443/tcp": {}}
-	if img, err = mutate.ConfigFile(img, cfg); err != nil {
-		return err
-	}
-	ref, err := name.NewTag(tag)
-	if err != nil {
-		return err
-	}
-	return tarball.WriteToFile(out, ref, img)
+	return images.Write(images.Spec{
+		Tag: tag, Files: []images.File{bin},
+		Entrypoint: []string{"/function"}, User: RuntimeUser, Ports: []string{"9443/tcp"},
+	}, out)
 }
 
 // ImageConfig reads the config of the single image in a tarball, so a test
 // can assert what BuildRuntimeImage produced.
-func ImageConfig(path string) (*v1.ConfigFile, error) {
-	img, err := tarball.ImageFromPath(path, nil)
-	if err != nil {
-		return nil, err
-	}
-	return img.ConfigFile()
-}
+func ImageConfig(path string) (*v1.ConfigFile, error) { return images.Config(path) }
 
 // Registry is an OCI registry served in-process on 127.0.0.1. Both the
 // crossplane CLI and Crossplane core talk plain HTTP to it: go-containerregistry
