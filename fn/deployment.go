@@ -29,6 +29,15 @@ const (
 // portName names the server's container port; the Service targets it by name.
 const portName = "http"
 
+// drainSeconds is how long a stopping server keeps serving before it is
+// told to stop. A pod being deleted leaves its Service's endpoints at once,
+// but kube-proxy (or a gateway) on every node learns it a moment later, and
+// requests sent meanwhile still reach the pod; most model servers stop
+// accepting connections on SIGTERM, so without this pause a rollout or a
+// scale-down fails those requests. The sleep is the kubelet's own (a
+// preStop sleep action), so it needs nothing in the image.
+const drainSeconds = 5
+
 // Probe timing. The start-up probe alone covers model loading, for as long
 // as the runtime's start-up budget; only then do readiness and liveness
 // begin, so a slow load is never mistaken for a hung server.
@@ -132,8 +141,9 @@ func renderDeployment(s *service, v *modelVersion, w weights) *appsv1.Deployment
 	}
 	pod := corev1.PodSpec{
 		SecurityContext: podSecurityContext(),
-		// Let in-flight generations finish when a server is replaced.
-		TerminationGracePeriodSeconds: ptrTo(int64(60)),
+		// Let in-flight generations finish when a server is replaced: the
+		// drain pause, then up to a minute for the last answers.
+		TerminationGracePeriodSeconds: ptrTo(int64(60 + drainSeconds)),
 		Containers: []corev1.Container{{
 			Name:    serverContainer,
 			Image:   rt.Image,
@@ -143,8 +153,11 @@ func renderDeployment(s *service, v *modelVersion, w weights) *appsv1.Deployment
 			Env:     env,
 			StartupProbe: httpProbe(rt.HealthPath, startupPeriodSeconds,
 				max(1, (startup+startupPeriodSeconds-1)/startupPeriodSeconds)),
-			ReadinessProbe:  httpProbe(rt.HealthPath, 10, 3),
-			LivenessProbe:   httpProbe(rt.HealthPath, 20, 3),
+			ReadinessProbe: httpProbe(rt.HealthPath, 10, 3),
+			LivenessProbe:  httpProbe(rt.HealthPath, 20, 3),
+			Lifecycle: &corev1.Lifecycle{PreStop: &corev1.LifecycleHandler{
+				Sleep: &corev1.SleepAction{Seconds: drainSeconds},
+			}},
 			Resources:       res,
 			SecurityContext: containerSecurityContext(),
 			VolumeMounts: []corev1.VolumeMount{
