@@ -131,6 +131,7 @@ func TestRealNodeHarness(t *testing.T) {
 	}
 	ctx := context.Background()
 	sc := env.summary.start(t, "harness: real node")
+	sc.onRealNode(false)
 	sc.note("node Ready and images imported in %.1fs", env.nodeSetup.Seconds())
 	const ns = "e2e-realnode-harness"
 	start := time.Now()

@@ -21,8 +21,11 @@ type summary struct {
 type summaryRow struct {
 	scenario string
 	result   string
-	took     time.Duration
-	notes    []string
+	// nodes says where the scenario's pods ran: "kwok" (fake containers),
+	// "real" (containers on the real node) or both.
+	nodes string
+	took  time.Duration
+	notes []string
 }
 
 // scenario is the handle a test uses to record its row. Start it at the
@@ -31,11 +34,12 @@ type scenario struct {
 	t     *testing.T
 	s     *summary
 	start time.Time
+	nodes string
 	notes []string
 }
 
 func (s *summary) start(t *testing.T, name string) *scenario {
-	sc := &scenario{t: t, s: s, start: time.Now()}
+	sc := &scenario{t: t, s: s, start: time.Now(), nodes: "kwok"}
 	t.Cleanup(func() {
 		result := "PASS"
 		switch {
@@ -46,9 +50,18 @@ func (s *summary) start(t *testing.T, name string) *scenario {
 		}
 		s.mu.Lock()
 		defer s.mu.Unlock()
-		s.rows = append(s.rows, summaryRow{scenario: name, result: result, took: time.Since(sc.start), notes: sc.notes})
+		s.rows = append(s.rows, summaryRow{scenario: name, result: result, nodes: sc.nodes, took: time.Since(sc.start), notes: sc.notes})
 	})
 	return sc
+}
+
+// onRealNode marks the scenario's row: its pods ran as real containers
+// (alone, or with kwok's too when both is set).
+func (sc *scenario) onRealNode(both bool) {
+	sc.nodes = "real"
+	if both {
+		sc.nodes = "real+kwok"
+	}
 }
 
 // note records a measurement or fact for the summary and logs it.
@@ -66,7 +79,7 @@ func (s *summary) print(w io.Writer) {
 	}
 	fmt.Fprintln(w, "\n=== e2e summary")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "SCENARIO\tRESULT\tTIME\tNOTES")
+	fmt.Fprintln(tw, "SCENARIO\tRESULT\tNODES\tTIME\tNOTES")
 	pass, fail, skip := 0, 0, 0
 	for _, r := range s.rows {
 		switch r.result {
@@ -77,7 +90,7 @@ func (s *summary) print(w io.Writer) {
 		default:
 			skip++
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.scenario, r.result, r.took.Round(100*time.Millisecond), strings.Join(r.notes, "; "))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.scenario, r.result, r.nodes, r.took.Round(100*time.Millisecond), strings.Join(r.notes, "; "))
 	}
 	_ = tw.Flush()
 	fmt.Fprintf(w, "scenarios: %d passed, %d failed, %d skipped\n", pass, fail, skip)
