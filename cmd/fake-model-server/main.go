@@ -13,6 +13,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -164,7 +165,7 @@ type GenerateCmd struct {
 
 // Run prints the completion text with no trailing newline, so that the
 // output compares equal to the text of a response.
-func (c *GenerateCmd) Run() error {
+func (c *GenerateCmd) Run(stdout io.Writer) error {
 	n, err := checkMaxTokens(&c.MaxTokens)
 	if err != nil {
 		return err
@@ -177,7 +178,7 @@ func (c *GenerateCmd) Run() error {
 	if c.Chat {
 		prompt = chatUserPrompt(c.Prompt)
 	}
-	_, err = fmt.Print(m.Generate(prompt, n).Text())
+	_, err = io.WriteString(stdout, m.Generate(prompt, n).Text())
 	return err
 }
 
@@ -193,6 +194,7 @@ func newParser(cli *CLI, options ...kong.Option) (*kong.Kong, error) {
 		kong.Name("fake-model-server"),
 		kong.Description("An OpenAI-shaped model server that answers from a word-level Markov table: the image of Inferno's `fake` runtime preset."),
 		kong.UsageOnError(),
+		kong.BindTo(io.Writer(os.Stdout), (*io.Writer)(nil)),
 	}, options...)...)
 }
 
