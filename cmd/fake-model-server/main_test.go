@@ -449,6 +449,9 @@ func TestNoKubernetesDependencies(t *testing.T) {
 	if err != nil {
 		t.Fatalf("go list: %v", err)
 	}
+	if !strings.Contains(string(out), "\nnet/http\n") {
+		t.Fatalf("go list -deps printed no net/http; the check below would prove nothing:\n%s", out)
+	}
 	for dep := range strings.Lines(string(out)) {
 		if strings.HasPrefix(dep, "k8s.io/") || strings.HasPrefix(dep, "sigs.k8s.io/") || strings.Contains(dep, "crossplane") || strings.HasPrefix(dep, "github.com/inferno-ai/") && strings.TrimSpace(dep) != "github.com/inferno-ai/function-inferno/cmd/fake-model-server" {
 			t.Errorf("the server links %s", strings.TrimSpace(dep))

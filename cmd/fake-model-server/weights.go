@@ -59,6 +59,7 @@ func (m *Model) Words() int { return len(m.words) }
 // its message as the reason it is not ready.
 type LoadError struct{ Reason string }
 
+// Error is the reason alone: it is shown to operators as is.
 func (e *LoadError) Error() string { return e.Reason }
 
 func refuse(format string, args ...any) error {
