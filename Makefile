@@ -8,6 +8,7 @@ SHELL := /usr/bin/env bash
 
 BIN           := bin
 FUNCTION      := $(BIN)/function-inferno
+FAKE_SERVER   := $(BIN)/fake-model-server
 CROSSPLANE    := $(BIN)/crossplane
 CONTROLLER_GEN := $(BIN)/controller-gen
 GO_SOURCES    := $(shell find . -name '*.go' -not -path './test/e2e/*' -not -path './tools/*') go.mod go.sum
@@ -56,6 +57,13 @@ build: $(FUNCTION) ## Build the function binary.
 $(FUNCTION): $(GO_SOURCES)
 	@mkdir -p $(BIN)
 	CGO_ENABLED=0 go build -trimpath -o $@ .
+
+.PHONY: fake-model-server
+fake-model-server: $(FAKE_SERVER) ## Build the fake model server, the `fake` preset's image binary (static).
+
+$(FAKE_SERVER): $(shell find cmd/fake-model-server -name '*.go' -not -name '*_test.go') go.mod go.sum
+	@mkdir -p $(BIN)
+	CGO_ENABLED=0 go build -trimpath -o $@ ./cmd/fake-model-server
 
 .PHONY: test
 test: tools ## Run vet, the unit, golden and generated-file tests and the crossplane render tests.
