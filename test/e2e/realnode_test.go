@@ -150,11 +150,9 @@ func buildNodeImages(ctx context.Context, dir, logDir string) (map[string]string
 	if err != nil {
 		return nil, err
 	}
-	fakeServer := ""
-	if _, err := os.Stat(filepath.Join(repoRoot(), "cmd", "fake-model-server")); err == nil {
-		if fakeServer, err = build("fake-model-server", repoRoot(), "./cmd/fake-model-server"); err != nil {
-			return nil, err
-		}
+	fakeServer, err := build("fake-model-server", repoRoot(), "./cmd/fake-model-server")
+	if err != nil {
+		return nil, err
 	}
 	busybox, err := exec.LookPath("busybox")
 	if err != nil {
@@ -186,14 +184,12 @@ func buildNodeImages(ctx context.Context, dir, logDir string) (map[string]string
 	specs = append(specs, images.Spec{Tag: httpPullerImage, Files: append(append([]images.File(nil), bb...), curlFiles...),
 		Env: []string{"PATH=/usr/bin:/bin"}, User: images.NonRoot})
 
-	if fakeServer != "" {
-		srv, err := images.Binary(fakeServer, "/fake-model-server")
-		if err != nil {
-			return nil, err
-		}
-		specs = append(specs, images.Spec{Tag: fakeServerImage, Files: []images.File{srv},
-			Entrypoint: []string{"/fake-model-server"}, User: images.NonRoot, Ports: []string{"8080/tcp"}})
+	srv, err := images.Binary(fakeServer, "/fake-model-server")
+	if err != nil {
+		return nil, err
 	}
+	specs = append(specs, images.Spec{Tag: fakeServerImage, Files: []images.File{srv},
+		Entrypoint: []string{"/fake-model-server"}, User: images.NonRoot, Ports: []string{"8080/tcp"}})
 
 	for _, s := range specs {
 		name := s.Tag[strings.LastIndex(s.Tag, "/")+1:]
