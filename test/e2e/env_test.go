@@ -53,6 +53,9 @@ type environment struct {
 	node      *realnode.Node
 	origin    *origin
 	nodeSetup time.Duration
+	// fakeServer is the fake model server's binary, also run here as the
+	// weights writer and the answers' oracle.
+	fakeServer string
 	// teardownErr is what stopping left wrong (the real node's leftovers).
 	teardownErr error
 }

@@ -72,6 +72,10 @@ func TestInferno(t *testing.T) {
 	t.Run("09-fault", s.fault)
 	t.Run("12-canary", s.canary)
 	t.Run("14-cache", s.cache)
+	// On the real node: real containers, real requests.
+	t.Run("16-serve", s.serve)
+	t.Run("17-upgrade-under-load", s.upgradeUnderLoad)
+	t.Run("18-restart", s.restart)
 	// Only with -scale=N (make scale): hundreds of claims at once.
 	t.Run("15-scale", s.scale)
 	t.Run("04-failure", s.failure)
@@ -92,6 +96,10 @@ type infernoSuite struct {
 	brokenApplied time.Time
 	// fnMetrics is the function's Prometheus endpoint.
 	fnMetrics string
+	// realServeOK and realUpgradeOK say the real node's serve and upgrade
+	// scenarios passed; chat is the weights the serve scenario published.
+	realServeOK, realUpgradeOK bool
+	chat                       weightsSet
 }
 
 // --- 01 install -------------------------------------------------------------

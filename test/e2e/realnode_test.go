@@ -83,6 +83,7 @@ func (e *environment) startRealNode(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("node images: %w", err)
 	}
+	e.fakeServer = filepath.Join(imgDir, "fake-model-server")
 	subnet := netip.MustParsePrefix(realSubnet)
 	e.node, err = realnode.Start(ctx, realnode.Options{
 		Name:            RealNodeName,

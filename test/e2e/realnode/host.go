@@ -118,7 +118,10 @@ func (h *hostState) restore() error {
 	}
 	for _, l := range newOnly(links(), h.Links) {
 		if l == h.Bridge || strings.HasPrefix(l, "veth") {
-			if out, err := exec.Command("ip", "link", "delete", l).CombinedOutput(); err != nil {
+			// A veth goes by itself when its peer's namespace does, maybe
+			// between the listing and now: only a link still there is an
+			// error.
+			if out, err := exec.Command("ip", "link", "delete", l).CombinedOutput(); err != nil && linkExists(l) {
 				errs = append(errs, fmt.Errorf("ip link delete %s: %v: %s", l, err, out))
 			}
 		}
@@ -223,6 +226,11 @@ func links() []string {
 		out = append(out, e.Name())
 	}
 	return out
+}
+
+func linkExists(name string) bool {
+	_, err := os.Lstat(filepath.Join("/sys/class/net", name))
+	return err == nil
 }
 
 // chains lists a table's chains, built-in ones included.
