@@ -76,6 +76,8 @@ func TestInferno(t *testing.T) {
 	t.Run("16-serve", s.serve)
 	t.Run("17-upgrade-under-load", s.upgradeUnderLoad)
 	t.Run("18-restart", s.restart)
+	t.Run("19-canary-under-load", s.canaryUnderLoad)
+	t.Run("20-cache-real", s.cacheReal)
 	// Only with -scale=N (make scale): hundreds of claims at once.
 	t.Run("15-scale", s.scale)
 	t.Run("04-failure", s.failure)
