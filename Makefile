@@ -71,6 +71,9 @@ test: tools ## Run vet, the unit, golden and generated-file tests and the crossp
 	  if [ -n "$$unformatted" ]; then echo "gofmt would change:"; echo "$$unformatted"; exit 1; fi
 	go vet ./...
 	CROSSPLANE_CLI=$(abspath $(CROSSPLANE)) CONTROLLER_GEN=$(abspath $(CONTROLLER_GEN)) go test $(TEST_FLAGS) ./...
+	@# The e2e module's own packages (images, traffic, the package builder):
+	@# their unit tests, without the e2e build tag, need no cluster.
+	cd test/e2e && go vet ./... && go test $(TEST_FLAGS) ./...
 
 .PHONY: render
 render: $(FUNCTION) $(CROSSPLANE) ## Render examples/xr.yaml with the real crossplane CLI (STAGE=pulling|failed|starting|serving|degraded; XR=, COMPOSITION=, OBSERVED= for others).

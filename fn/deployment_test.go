@@ -172,7 +172,7 @@ func TestDeploymentRuntime(t *testing.T) {
 		Command, Args    []string
 		Port             int32
 		HealthPath       string
-		StartupFailures  int32
+		StartupBudget    int32
 		SharedMemory     bool
 		DeadlineSeconds  int32
 		ServiceTargetsIt bool
@@ -184,26 +184,26 @@ func TestDeploymentRuntime(t *testing.T) {
 	}{
 		"VLLM": {framework: "vllm", want: server{
 			Image: "vllm/vllm-openai:v0.11.0", Args: []string{"--model=$(MODEL_DIR)", "--served-model-name=$(MODEL_NAME)", "--port=$(PORT)"},
-			Port: 8000, HealthPath: "/health", StartupFailures: 180, SharedMemory: true, DeadlineSeconds: 2400,
+			Port: 8000, HealthPath: "/health", StartupBudget: 1800, SharedMemory: true, DeadlineSeconds: 2400,
 		}},
 		"Triton": {framework: "triton", want: server{
 			Image: "nvcr.io/nvidia/tritonserver:25.01-py3", Command: []string{"tritonserver"},
 			Args: []string{"--model-repository=$(MODEL_DIR)", "--http-port=$(PORT)", "--allow-grpc=false"},
-			Port: 8000, HealthPath: "/v2/health/ready", StartupFailures: 120, SharedMemory: true, DeadlineSeconds: 1800,
+			Port: 8000, HealthPath: "/v2/health/ready", StartupBudget: 1200, SharedMemory: true, DeadlineSeconds: 1800,
 		}},
 		"TGI": {framework: "tgi", want: server{
 			Image: "ghcr.io/huggingface/text-generation-inference:3.3.4", Args: []string{"--model-id=$(MODEL_DIR)", "--port=$(PORT)"},
-			Port: 8080, HealthPath: "/health", StartupFailures: 180, SharedMemory: true, DeadlineSeconds: 2400,
+			Port: 8080, HealthPath: "/health", StartupBudget: 1800, SharedMemory: true, DeadlineSeconds: 2400,
 		}},
 		"Ollama": {framework: "ollama", want: server{
-			Image: "ollama/ollama:0.12.3", Port: 11434, HealthPath: "/api/version", StartupFailures: 60, DeadlineSeconds: 1200,
+			Image: "ollama/ollama:0.12.3", Port: 11434, HealthPath: "/api/version", StartupBudget: 600, DeadlineSeconds: 1200,
 		}},
 		"Fake": {framework: "fake", want: server{
 			Image: "ghcr.io/inferno-ai/fake-model-server:v0.1.0", Args: []string{"--model-dir=$(MODEL_DIR)", "--port=$(PORT)"},
-			Port: 8080, HealthPath: "/healthz", StartupFailures: 6, DeadlineSeconds: 660,
+			Port: 8080, HealthPath: "/healthz", StartupBudget: 60, DeadlineSeconds: 660,
 		}},
 		"ServeOverrides": {framework: "fake", serve: map[string]any{"image": "my/server:1", "port": 9090, "args": []any{"--x"}}, want: server{
-			Image: "my/server:1", Args: []string{"--x"}, Port: 9090, HealthPath: "/healthz", StartupFailures: 6, DeadlineSeconds: 660,
+			Image: "my/server:1", Args: []string{"--x"}, Port: 9090, HealthPath: "/healthz", StartupBudget: 60, DeadlineSeconds: 660,
 		}},
 	}
 	for name, tc := range cases {
@@ -218,7 +218,7 @@ func TestDeploymentRuntime(t *testing.T) {
 			c := d.Spec.Template.Spec.Containers[0]
 			got := server{
 				Image: c.Image, Command: c.Command, Args: c.Args, Port: c.Ports[0].ContainerPort,
-				HealthPath: c.StartupProbe.HTTPGet.Path, StartupFailures: c.StartupProbe.FailureThreshold,
+				HealthPath: c.StartupProbe.HTTPGet.Path, StartupBudget: c.StartupProbe.FailureThreshold * c.StartupProbe.PeriodSeconds,
 				DeadlineSeconds: *d.Spec.ProgressDeadlineSeconds,
 			}
 			for _, m := range c.VolumeMounts {

@@ -176,7 +176,7 @@ func completionBody(model string) []byte {
 
 // completion is one answered request.
 type completion struct {
-	Text, Fingerprint    string
+	Text, Fingerprint     string
 	Weights, Version, Pod string
 }
 
