@@ -168,10 +168,13 @@ func (n *Node) kubeProxyConfig(kubeconfig string, metricsPort, healthzPort int) 
 		"hostnameOverride": n.o.Name,
 		"clusterCIDR":      n.o.Subnet.String(),
 		"mode":             "iptables",
+		// kube-proxy's default minSyncPeriod (1 s) batches changes: every
+		// Service of the cluster, the kwok node's claims' included, is
+		// programmed here, and 50 claims at once would otherwise mean 50
+		// rule rewrites competing with the control plane for two cores.
 		"iptables": map[string]any{
 			"localhostNodePorts": false,
-			"syncPeriod":         "30s",
-			"minSyncPeriod":      "0s",
+			"minSyncPeriod":      "1s",
 		},
 		"conntrack": map[string]any{
 			"maxPerCore":            0,

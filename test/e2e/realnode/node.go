@@ -14,12 +14,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -82,6 +84,8 @@ type Node struct {
 	KubeletPort int
 	// Started is how long Start took, until the Node was Ready.
 	Started time.Duration
+	// ProxyMetrics is kube-proxy's Prometheus endpoint.
+	ProxyMetrics string
 
 	host                       *hostState
 	containerd, kubelet, proxy *controlplane.Process
@@ -228,6 +232,7 @@ func Start(ctx context.Context, o Options) (n *Node, err error) {
 		return n, err
 	}
 	healthz := fmt.Sprintf("http://127.0.0.1:%d/healthz", ports[3])
+	n.ProxyMetrics = fmt.Sprintf("http://127.0.0.1:%d/metrics", ports[2])
 	if err := controlplane.WaitFor(ctx, time.Minute, "kube-proxy healthz", n.proxy, 200*time.Millisecond, func(ctx context.Context) (bool, error) {
 		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, healthz, nil)
 		resp, err := http.DefaultClient.Do(req)
@@ -241,6 +246,39 @@ func Start(ctx context.Context, o Options) (n *Node, err error) {
 	}
 	n.Started = time.Since(start)
 	return n, nil
+}
+
+// ProxySynced reports whether kube-proxy has written its rules since
+// after and holds no change it has not written yet: then every Service and
+// endpoint the API server had at after is programmed on the node.
+func (n *Node) ProxySynced(ctx context.Context, after time.Time) (bool, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, n.ProxyMetrics, nil)
+	if err != nil {
+		return false, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return false, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return false, err
+	}
+	m := map[string]float64{}
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) == 2 && !strings.HasPrefix(line, "#") {
+			v, err := strconv.ParseFloat(f[1], 64)
+			if err == nil {
+				m[f[0]] = v
+			}
+		}
+	}
+	last := m["kubeproxy_sync_proxy_rules_last_timestamp_seconds"]
+	return last > float64(after.UnixNano())/1e9 &&
+		m["kubeproxy_sync_proxy_rules_endpoint_changes_pending"] == 0 &&
+		m["kubeproxy_sync_proxy_rules_service_changes_pending"] == 0, nil
 }
 
 // Socket is containerd's private socket.
