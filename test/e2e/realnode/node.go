@@ -248,9 +248,10 @@ func Start(ctx context.Context, o Options) (n *Node, err error) {
 	return n, nil
 }
 
-// ProxySynced reports whether kube-proxy has written its rules since
-// after and holds no change it has not written yet: then every Service and
-// endpoint the API server had at after is programmed on the node.
+// ProxySynced reports whether every Service and endpoint the API server
+// had at after is programmed into the node's rules: kube-proxy has written
+// its rules since then, or it has nothing queued, nothing pending, and a
+// second has passed for its watch to deliver what changed before after.
 func (n *Node) ProxySynced(ctx context.Context, after time.Time) (bool, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, n.ProxyMetrics, nil)
 	if err != nil {
@@ -265,20 +266,24 @@ func (n *Node) ProxySynced(ctx context.Context, after time.Time) (bool, error) {
 	if err != nil {
 		return false, err
 	}
+	// Metric name (labels dropped: kube-proxy runs IPv4 only here) to value.
 	m := map[string]float64{}
 	for _, line := range strings.Split(string(b), "\n") {
 		f := strings.Fields(line)
-		if len(f) == 2 && !strings.HasPrefix(line, "#") {
-			v, err := strconv.ParseFloat(f[1], 64)
-			if err == nil {
-				m[f[0]] = v
-			}
+		if len(f) != 2 || strings.HasPrefix(line, "#") {
+			continue
+		}
+		name, _, _ := strings.Cut(f[0], "{")
+		if v, err := strconv.ParseFloat(f[1], 64); err == nil {
+			m[name] = max(m[name], v)
 		}
 	}
 	last := m["kubeproxy_sync_proxy_rules_last_timestamp_seconds"]
-	return last > float64(after.UnixNano())/1e9 &&
-		m["kubeproxy_sync_proxy_rules_endpoint_changes_pending"] == 0 &&
-		m["kubeproxy_sync_proxy_rules_service_changes_pending"] == 0, nil
+	queued := m["kubeproxy_sync_proxy_rules_last_queued_timestamp_seconds"]
+	idle := m["kubeproxy_sync_proxy_rules_endpoint_changes_pending"] == 0 &&
+		m["kubeproxy_sync_proxy_rules_service_changes_pending"] == 0 && last >= queued
+	at := float64(after.UnixNano()) / 1e9
+	return last > at || (idle && time.Since(after) > time.Second), nil
 }
 
 // Socket is containerd's private socket.
