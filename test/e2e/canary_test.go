@@ -52,7 +52,7 @@ func (s *infernoSuite) canary(t *testing.T) {
 	start = time.Now()
 	applyClaim(ctx, t, claim)
 	// With Crossplane's default XR circuit breaker this can wait out two
-	// or three 1-minute polls (see the README); the time is reported.
+	// or three 1-minute polls (see docs/testing.md); the time is reported.
 	err := kube.Eventually(ctx, 4*time.Minute, 250*time.Millisecond, "both versions serving, claim Ready", func(ctx context.Context) (bool, string, error) {
 		c, err := env.admin.Get(ctx, claimGVK, ns, name)
 		if err != nil {

@@ -18,7 +18,7 @@
 # shared Kubernetes build, took 11.5 minutes; the 52 minutes once recorded
 # were measured while other builds shared the cores). A warm `make e2e`
 # takes 6-7 minutes, 3 of them the Canary scenario waiting on Crossplane's
-# XR circuit breaker (see the README).
+# XR circuit breaker (see docs/testing.md).
 #
 # E2E_FLAGS passes flags to the test binary, e.g.
 #   make e2e E2E_FLAGS='-stress=200 -keep'
