@@ -91,6 +91,17 @@ xpkg: $(CROSSPLANE) ## Build the Function package (without Docker) and the two C
 	$(CROSSPLANE) xpkg build --package-root=apis/namespaced -o $(BIN)/configuration-inferno-namespaced.xpkg
 	@echo "built $(BIN)/function-inferno.xpkg, $(BIN)/configuration-inferno.xpkg and $(BIN)/configuration-inferno-namespaced.xpkg; push each with: $(CROSSPLANE) xpkg push -f <file> <registry>/<name>:<tag>"
 
+# FAKE_SERVER_IMAGE is the image the `fake` preset names.
+FAKE_SERVER_IMAGE ?= ghcr.io/inferno-ai/fake-model-server:v0.1.0
+
+.PHONY: images
+images: ## Write the fake model server's image as a tarball (no Docker) to bin/images/; publish with crane push or docker load.
+	@mkdir -p $(BIN)/images
+	CGO_ENABLED=0 go build -trimpath -ldflags='-s -w' -o $(BIN)/images/fake-model-server ./cmd/fake-model-server
+	cd test/e2e && go run ./cmd/runtime-image -binary=$(abspath $(BIN)/images/fake-model-server) -path=/fake-model-server -port=8080/tcp \
+		-tag=$(FAKE_SERVER_IMAGE) -out=$(abspath $(BIN)/images/fake-model-server.tar)
+	@echo "wrote $(BIN)/images/fake-model-server.tar ($(FAKE_SERVER_IMAGE)); publish with: cd test/e2e && go run github.com/google/go-containerregistry/cmd/crane push $(abspath $(BIN)/images/fake-model-server.tar) <registry>/fake-model-server:<tag>"
+
 .PHONY: bench
 bench: $(FUNCTION) ## Benchmark RunFunction and the codec in-process, then load the gRPC server against the empty and the canned-response floors (BENCH_FLAGS= for loadgen, e.g. -rounds=7).
 	@mkdir -p $(BIN)
