@@ -1,11 +1,14 @@
 package fn
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/google/go-cmp/cmp"
+	"google.golang.org/protobuf/proto"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 )
 
 // TestBadInput is the catalogue of inputs the function refuses: each is an
@@ -302,4 +305,79 @@ func TestBadModelCache(t *testing.T) {
 			}
 		})
 	}
+}
+
+// spoofedNamespaced is xr as a namespaced (Crossplane v2) InferenceService
+// innocent in team-a whose author labelled it as team-b's claim llama.
+func spoofedNamespaced(xr map[string]any) map[string]any {
+	xr["apiVersion"] = "inference.inferno.dev/v1alpha1"
+	xr["kind"] = "InferenceService"
+	xr["metadata"] = map[string]any{
+		"name": "innocent", "namespace": "team-a",
+		"labels": map[string]any{labelClaimName: "llama", labelClaimNamespace: "team-b"},
+	}
+	delete(xr["spec"].(map[string]any), "claimRef")
+	delete(xr["spec"].(map[string]any), "compositionRef")
+	return xr
+}
+
+// TestBadInputSpoofedClaimLabels: a namespaced InferenceService cannot
+// take another team's identity by writing Crossplane's claim labels. It is
+// not refused (the labels are ignored, with a warning), and everything
+// stays its own: every object is in team-a and named after innocent, the
+// HTTPRoute's hostname and status.url/routeURL are innocent's in team-a,
+// and the ModelCache it names is looked up in team-a.
+func TestBadInputSpoofedClaimLabels(t *testing.T) {
+	t.Run("split routed through a Gateway", func(t *testing.T) {
+		xr := spoofedNamespaced(canaryXR(t))
+		rsp, _ := settle(t, xr, gatewayInput(t), world{RouteState: "accepted"}, nil)
+		type placement struct{ Namespace, NamedAfter string }
+		want, got := map[string]placement{}, map[string]placement{}
+		for rn, r := range rsp.GetDesired().GetResources() {
+			md, _ := r.GetResource().AsMap()["metadata"].(map[string]any)
+			name, _ := md["name"].(string)
+			after := name
+			if strings.HasPrefix(name, "innocent-") || strings.HasPrefix(name, "innocent.") {
+				after = "innocent"
+			}
+			got[rn] = placement{Namespace: md["namespace"].(string), NamedAfter: after}
+			want[rn] = placement{Namespace: "team-a", NamedAfter: "innocent"}
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("namespace and name of every composed object (-want +got):\n%s", diff)
+		}
+		route := desiredObject[gatewayv1.HTTPRoute](t, rsp, resourceRoute)
+		st := statusOf(rsp)
+		type identity struct{ Hostnames, URL, RouteURL string }
+		wantID := identity{Hostnames: "innocent.team-a.models.example.com", URL: "http://innocent.team-a.svc.cluster.local:80", RouteURL: "http://innocent.team-a.models.example.com"}
+		var hosts []string
+		for _, h := range route.Spec.Hostnames {
+			hosts = append(hosts, string(h))
+		}
+		gotID := identity{Hostnames: strings.Join(hosts, ","), URL: fmt.Sprint(st["url"]), RouteURL: fmt.Sprint(st["routeURL"])}
+		if diff := cmp.Diff(wantID, gotID); diff != "" {
+			t.Errorf("route hostname and status URLs (-want +got):\n%s", diff)
+		}
+		if _, ok := warningWith(rsp, "metadata.labels: "); !ok {
+			t.Errorf("no warning that the claim labels are ignored; warnings: %v", warningsOf(rsp))
+		}
+	})
+	t.Run("ModelCache lookup", func(t *testing.T) {
+		xr := spoofedNamespaced(readYAML(t, onCacheXRPath))
+		rsp := run(t, newRequest(t, xr, nil))
+		want := &fnv1.ResourceSelector{ApiVersion: "inference.inferno.io/v1alpha1", Kind: "ModelCache", Match: &fnv1.ResourceSelector_MatchName{MatchName: "llama-3-1-8b"}, Namespace: proto.String("team-a")}
+		if got := rsp.GetRequirements().GetResources()[requirementCache]; !proto.Equal(got, want) {
+			t.Errorf("ModelCache requirement %v, want %v", got, want)
+		}
+		missing := run(t, withRequired(t, newRequest(t, xr, nil)))
+		if msg := conditionMessage(missing, conditionWeightsReady); !strings.Contains(msg, "in namespace team-a") {
+			t.Errorf("WeightsReady message %q does not look in team-a", msg)
+		}
+	})
+	t.Run("cluster-scoped composite keeps the claim labels", func(t *testing.T) {
+		s := mustResolve(t, testXR(), nil)
+		if s.Name != "llama" || s.Namespace != "team-a" {
+			t.Errorf("a claim's composite renders as %s/%s, want team-a/llama", s.Namespace, s.Name)
+		}
+	})
 }

@@ -34,7 +34,7 @@ func resolveCache(xr *v1alpha1.XModelCache, in *v1beta1.Input) (*service, []stri
 	var warnings []string
 	s := &service{}
 	spec := xr.Spec
-	s.Name, s.Namespace = nameAndNamespace(xr, v1alpha1.CacheClaimKind, in, &errs)
+	s.Name, s.Namespace = nameAndNamespace(xr, v1alpha1.CacheClaimKind, in, &errs, &warnings)
 	s.Volume = s.Name + "-cache"
 
 	m := model{URI: spec.URI, Secret: spec.CredentialsSecretRef}

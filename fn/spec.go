@@ -201,7 +201,7 @@ func resolve(xr *v1alpha1.XInferenceService, in *v1beta1.Input) (*service, []str
 	s := &service{}
 	spec := xr.Spec
 
-	s.Name, s.Namespace = nameAndNamespace(xr, v1alpha1.ClaimKind, in, &errs)
+	s.Name, s.Namespace = nameAndNamespace(xr, v1alpha1.ClaimKind, in, &errs, &warnings)
 	s.Volume = s.Name + "-weights"
 
 	s.Model = resolveModel(spec.Model, &errs)
@@ -258,15 +258,29 @@ func resolve(xr *v1alpha1.XInferenceService, in *v1beta1.Input) (*service, []str
 }
 
 // nameAndNamespace finds the name and namespace of an XR's composed
-// objects: the claim's, the namespaced XR's own, or the XR's name in the
-// Input's namespace. kind is the claim kind error messages name.
-func nameAndNamespace(xr metav1.Object, kind string, in *v1beta1.Input, errs *fieldErrors) (string, string) {
+// objects. kind is the claim kind error messages name.
+//
+//  1. A namespaced (Crossplane v2) composite is named by its own
+//     metadata.name and metadata.namespace, which the API server vouches
+//     for. It has no claim, so the crossplane.io/claim-* labels on it are
+//     whatever its author wrote: they are ignored (with a warning when
+//     they name someone else), or a composite in team-a could take the
+//     name, the hostname and the ModelCache of a service in team-b.
+//  2. A cluster-scoped composite is named by the claim labels Crossplane
+//     sets on the composite it creates for a claim. Whoever may create
+//     such a composite directly can write them, so tenants must never get
+//     create on the cluster-scoped kinds (docs/security.md).
+//  3. A cluster-scoped composite without them takes its own name and the
+//     Input's namespace, or is refused.
+func nameAndNamespace(xr metav1.Object, kind string, in *v1beta1.Input, errs *fieldErrors, warnings *[]string) (string, string) {
 	name, ns := xr.GetLabels()[labelClaimName], xr.GetLabels()[labelClaimNamespace]
 	switch {
-	case name != "" && ns != "":
 	case xr.GetNamespace() != "":
-		// A namespaced (Crossplane v2) XR composes into its own namespace.
+		if (name != "" && name != xr.GetName()) || (ns != "" && ns != xr.GetNamespace()) {
+			*warnings = append(*warnings, fmt.Sprintf("metadata.labels: %s=%q and %s=%q are ignored on a namespaced %s, which is always named by its own name and namespace (%s/%s); remove them", labelClaimName, name, labelClaimNamespace, ns, kind, xr.GetNamespace(), xr.GetName()))
+		}
 		name, ns = xr.GetName(), xr.GetNamespace()
+	case name != "" && ns != "":
 	default:
 		name, ns = xr.GetName(), in.Namespace
 		if ns == "" {
