@@ -215,6 +215,7 @@ func TestBadInput(t *testing.T) {
 		"PresetStartupTooShort":      {input: map[string]any{"runtimes": map[string]any{"vllm": map[string]any{"startupSeconds": 5}}}, field: "input.runtimes.vllm.startupSeconds", fix: "at least 10 seconds"},
 		"NoRuntimeForFramework":      {xr: model("framework", "tgi"), input: onlyPresets(nil, nil), field: "spec.model.framework", fix: "ask your platform team or choose another framework"},
 		"NoPullerForScheme":          {xr: model("uri", "s3://bucket/llama"), input: onlyPresets(nil, nil), field: "spec.model.uri", fix: "ask your platform team or use another source"},
+		"InputServiceAccountBadName": {input: map[string]any{"serverServiceAccount": map[string]any{"name": "Model_Servers"}}, field: "input.serverServiceAccount.name", fix: "is not a ServiceAccount name"},
 		"PresetMissingImageServeSet": {xr: set(map[string]any{"port": 0}, "spec", "serve"), input: onlyPresets(map[string]any{"image": nil}, nil), field: "input.runtimes.vllm.image", fix: "or set spec.serve.image"},
 	}
 	if len(cases) < 30 {

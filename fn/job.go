@@ -92,8 +92,10 @@ func renderPullJob(s *service, v *modelVersion) pullJob {
 			// logs of a failed attempt stay readable.
 			RestartPolicy:   corev1.RestartPolicyNever,
 			SecurityContext: podSecurityContext(),
-			NodeSelector:    nodeSelector,
-			Tolerations:     tolerations,
+			// A download needs no Kubernetes API token.
+			AutomountServiceAccountToken: ptrTo(false),
+			NodeSelector:                 nodeSelector,
+			Tolerations:                  tolerations,
 			Containers: []corev1.Container{{
 				Name:            "pull",
 				Image:           v.Puller.Image,

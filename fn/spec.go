@@ -57,7 +57,11 @@ type service struct {
 	GPUSettings v1beta1.GPUSettings
 	// Scheduling is the Input's node pool: every pod carries it.
 	Scheduling v1beta1.Scheduling
-	Storage    storage
+	// ServiceAccount runs the servers, empty for the namespace's default;
+	// ServerToken mounts its API token into them. Pull pods never get one.
+	ServiceAccount string
+	ServerToken    bool
+	Storage        storage
 	// Volume names the cache volume (PersistentVolumeClaim).
 	Volume  string
 	Backoff int32
@@ -585,6 +589,13 @@ func resolveResources(s *service, r *v1alpha1.ResourcesSpec, in *v1beta1.Input, 
 	s.GPUSettings = in.GPUSettings()
 	if in.Scheduling != nil {
 		s.Scheduling = *in.Scheduling
+	}
+	if sa := in.ServerServiceAccount; sa != nil {
+		s.ServiceAccount = sa.Name
+		s.ServerToken = sa.AutomountToken != nil && *sa.AutomountToken
+		for _, m := range validation.IsDNS1123Subdomain(sa.Name) {
+			errs.add("input.serverServiceAccount.name", "%q is not a ServiceAccount name: %s", sa.Name, m)
+		}
 	}
 	if s.GPU == 0 && (s.Model.Framework == v1alpha1.FrameworkVLLM || s.Model.Framework == v1alpha1.FrameworkTGI || s.Model.Framework == v1alpha1.FrameworkTriton) {
 		*warnings = append(*warnings, fmt.Sprintf("spec.resources.gpu: no GPU requested; %s will run on CPU, slowly if at all", s.Model.Framework))

@@ -69,11 +69,37 @@ type Input struct {
 	// +kubebuilder:validation:Maximum=20
 	PullBackoffLimit *int32 `json:"pullBackoffLimit,omitempty"`
 
+	// ServerServiceAccount runs the model servers under a ServiceAccount of
+	// the claim's namespace, for servers that need an identity of their own
+	// (a cloud's workload identity, a secrets agent). Without it they run
+	// under the namespace's default ServiceAccount. Either way no pod the
+	// function renders mounts a Kubernetes API token unless
+	// serverServiceAccount.automountToken is true: the servers run images
+	// the claim may choose, and pull Jobs never get one.
+	// +optional
+	ServerServiceAccount *ServiceAccountSettings `json:"serverServiceAccount,omitempty"`
+
 	// Traffic says how the split of a claim's spec.traffic reaches the
 	// servers. Without it the split is approximate: the claim's Service
 	// spreads requests over the servers of every version.
 	// +optional
 	Traffic *TrafficSettings `json:"traffic,omitempty"`
+}
+
+// ServiceAccountSettings name the ServiceAccount of the model servers.
+type ServiceAccountSettings struct {
+	// Name of the ServiceAccount, which must exist in every namespace that
+	// claims of this Composition live in.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
+
+	// AutomountToken mounts the ServiceAccount's Kubernetes API token into
+	// the servers (automountServiceAccountToken). Defaults to false: grant
+	// it only to servers that call the API server, and give the
+	// ServiceAccount no more RBAC than they need.
+	// +optional
+	AutomountToken *bool `json:"automountToken,omitempty"`
 }
 
 // TrafficSettings say how traffic splits are routed.
