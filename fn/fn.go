@@ -178,6 +178,7 @@ func compose(s *service, ocds map[string]*fnv1.Resource) (composition, error) {
 		switch {
 		case v.Model.pulled():
 			p.Pull, p.PullDetail = pullState(ov.Job)
+			p.PullFailure = pullFailureOf(ov.Job)
 			p.JobName = jobs[i].Job.Name
 			add(jobs[i].Resource, jobs[i].Job, p.Pull == jobComplete)
 		case v.Model.Cache != "":

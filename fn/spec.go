@@ -65,6 +65,10 @@ type service struct {
 	// Volume names the cache volume (PersistentVolumeClaim).
 	Volume  string
 	Backoff int32
+	// PullDeadline bounds a pull Job in seconds (activeDeadlineSeconds);
+	// PullStall is how long its download may make no progress.
+	PullDeadline int64
+	PullStall    int32
 	// Versions are the versions that serve, the primary (Model) first.
 	Versions []modelVersion
 	// Split says spec.traffic splits requests between versions: each
@@ -250,15 +254,26 @@ func resolve(xr *v1alpha1.XInferenceService, in *v1beta1.Input) (*service, []str
 	spread(s)
 	resolveResources(s, spec.Resources, in, &errs, &warnings)
 	resolveStorage(s, spec.Storage, in, &errs, &warnings)
-	s.Backoff = in.BackoffLimit()
-	if s.Backoff < 0 || s.Backoff > 20 {
-		errs.add("input.pullBackoffLimit", "%d is out of range; use 0 to 20", s.Backoff)
-	}
+	resolvePulls(s, in, &errs)
 
 	if err := errs.err(); err != nil {
 		return nil, nil, err
 	}
 	return s, warnings, nil
+}
+
+// resolvePulls applies and checks the Input's settings of pull Jobs.
+func resolvePulls(s *service, in *v1beta1.Input, errs *fieldErrors) {
+	s.Backoff, s.PullDeadline, s.PullStall = in.BackoffLimit(), in.PullDeadline(), in.PullStall()
+	if s.Backoff < 0 || s.Backoff > 20 {
+		errs.add("input.pullBackoffLimit", "%d is out of range; use 0 to 20", s.Backoff)
+	}
+	if s.PullDeadline < 60 || s.PullDeadline > 7*24*3600 {
+		errs.add("input.pullDeadlineSeconds", "%d is out of range; use 60 to 604800 seconds (a week), generously: it stops the pull, retries included", s.PullDeadline)
+	}
+	if s.PullStall < 30 || s.PullStall > 3600 {
+		errs.add("input.pullStallSeconds", "%d is out of range; use 30 to 3600 seconds", s.PullStall)
+	}
 }
 
 // nameAndNamespace finds the name and namespace of an XR's composed
@@ -413,6 +428,10 @@ func parseURI(out *model, field string, errs *fieldErrors) {
 	case "s3", "gs":
 		if host == "" {
 			errs.add(field, "%q names no bucket; write %s://bucket/prefix", uri, scheme)
+		}
+		if scheme == "gs" && strings.ContainsAny(rest, "*?[]{}") {
+			// gcloud storage expands them, to objects nobody named.
+			errs.add(field, "%q contains a wildcard (* ? [ ] { }), which gcloud storage would expand; name one bucket and prefix", uri)
 		}
 	case "http", "https":
 		if host == "" {

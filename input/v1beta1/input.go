@@ -69,6 +69,25 @@ type Input struct {
 	// +kubebuilder:validation:Maximum=20
 	PullBackoffLimit *int32 `json:"pullBackoffLimit,omitempty"`
 
+	// PullDeadlineSeconds bounds each pull Job, all its retries included
+	// (the Job's activeDeadlineSeconds): past it the Job is stopped and
+	// the claim reports PullTimedOut. Defaults to 21600 (six hours), about
+	// a terabyte at 50 MB/s; raise it for larger weights or slower links.
+	// +optional
+	// +kubebuilder:validation:Minimum=60
+	// +kubebuilder:validation:Maximum=604800
+	PullDeadlineSeconds *int64 `json:"pullDeadlineSeconds,omitempty"`
+
+	// PullStallSeconds is how long a built-in puller lets a download make
+	// no progress (curl: less than 1 KiB/s; the hf, s3 and gs pullers: no
+	// growth of the target directory) before it gives up; the pull Job
+	// then fails at once and the claim reports PullStalled. The puller
+	// reads it as PULL_STALL_SECONDS. Defaults to 300.
+	// +optional
+	// +kubebuilder:validation:Minimum=30
+	// +kubebuilder:validation:Maximum=3600
+	PullStallSeconds *int32 `json:"pullStallSeconds,omitempty"`
+
 	// ServerServiceAccount runs the model servers under a ServiceAccount of
 	// the claim's namespace, for servers that need an identity of their own
 	// (a cloud's workload identity, a secrets agent). Without it they run

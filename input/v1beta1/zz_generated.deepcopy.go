@@ -102,6 +102,16 @@ func (in *Input) DeepCopyInto(out *Input) {
 		*out = new(int32)
 		**out = **in
 	}
+	if in.PullDeadlineSeconds != nil {
+		in, out := &in.PullDeadlineSeconds, &out.PullDeadlineSeconds
+		*out = new(int64)
+		**out = **in
+	}
+	if in.PullStallSeconds != nil {
+		in, out := &in.PullStallSeconds, &out.PullStallSeconds
+		*out = new(int32)
+		**out = **in
+	}
 	if in.ServerServiceAccount != nil {
 		in, out := &in.ServerServiceAccount, &out.ServerServiceAccount
 		*out = new(ServiceAccountSettings)
