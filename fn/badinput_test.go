@@ -140,6 +140,35 @@ func TestBadInput(t *testing.T) {
 			xr:    both(model("uri", "pvc://shared/llama"), model("credentialsSecretRef", map[string]any{"name": "hf-credentials", "key": "HF_TOKEN"})),
 			field: "spec.model.credentialsSecretRef", fix: "remove it",
 		},
+		"CredentialsOverPlainHTTP": {
+			xr:    both(model("uri", "http://mirror.internal/llama.gguf"), model("credentialsSecretRef", map[string]any{"name": "mirror", "key": "TOKEN"})),
+			field: "spec.model.credentialsSecretRef", fix: `list "mirror.internal" in input.policy.plainHTTPCredentialHosts`,
+		},
+		"CredentialsOverPlainHTTPOtherHost": {
+			xr:    both(model("uri", "http://mirror.internal:8080/llama.gguf"), model("credentialsSecretRef", map[string]any{"name": "mirror"})),
+			input: map[string]any{"policy": map[string]any{"plainHTTPCredentialHosts": []any{"mirror.internal"}}},
+			field: "spec.model.credentialsSecretRef", fix: "use https://",
+		},
+		"TrafficCredentialsOverPlainHTTP": {
+			xr:    traffic(tv("1", 90, ""), map[string]any{"version": "2", "weight": 10, "uri": "http://mirror.internal/v2.gguf", "credentialsSecretRef": map[string]any{"name": "mirror"}}),
+			field: "spec.traffic[1].credentialsSecretRef", fix: "input.policy.plainHTTPCredentialHosts",
+		},
+		"TrafficCredentialsWithPVC": {
+			xr:    traffic(tv("1", 90, ""), map[string]any{"version": "2", "weight": 10, "uri": "pvc://shared/v2", "credentialsSecretRef": map[string]any{"name": "hf"}}),
+			field: "spec.traffic[1].credentialsSecretRef", fix: "remove it",
+		},
+		"TrafficCredentialsBadName": {
+			xr:    traffic(tv("1", 90, ""), map[string]any{"version": "2", "weight": 10, "uri": "hf://org/v2", "credentialsSecretRef": map[string]any{"name": "HF_Two"}}),
+			field: "spec.traffic[1].credentialsSecretRef.name", fix: "lower case alphanumeric",
+		},
+		"TrafficCredentialsBadKey": {
+			xr:    traffic(tv("1", 90, ""), map[string]any{"version": "2", "weight": 10, "uri": "hf://org/v2", "credentialsSecretRef": map[string]any{"name": "hf", "key": "a key"}}),
+			field: "spec.traffic[1].credentialsSecretRef.key", fix: "alphanumeric characters",
+		},
+		"CredentialsPVCPrimaryWithCanary": {
+			xr:    both(model("uri", "pvc://shared/llama"), model("credentialsSecretRef", map[string]any{"name": "hf"}), traffic(tv("1", 90, ""), tv("2", 10, "hf://org/v2"))),
+			field: "spec.model.credentialsSecretRef", fix: "names its own",
+		},
 		"CredentialsBadName": {xr: model("credentialsSecretRef", map[string]any{"name": "HF_Credentials"}), field: "spec.model.credentialsSecretRef.name", fix: "lower case alphanumeric"},
 		"CredentialsBadKey":  {xr: model("credentialsSecretRef", map[string]any{"name": "hf", "key": "my key"}), field: "spec.model.credentialsSecretRef.key", fix: "alphanumeric characters, '-', '_' or '.'"},
 
@@ -188,7 +217,7 @@ func TestBadInput(t *testing.T) {
 		"TrafficVersionBadName":    {xr: traffic(tv("1", 90, ""), tv("V2_beta", 10, "hf://org/v2")), field: "spec.traffic[1].version", fix: "use lowercase letters, digits and '-'"},
 		"TrafficVersionTooLong":    {xr: traffic(tv("1", 90, ""), tv(strings.Repeat("v", 60), 10, "hf://org/v2")), field: "spec.traffic[1].version", fix: "at most 57 characters"},
 		"TrafficPrimaryNotALabel":  {xr: both(model("version", "1.0"), traffic(tv("1.0", 90, ""), tv("2", 10, "hf://org/v2"))), field: "spec.traffic[0].version", fix: "use lowercase letters, digits and '-'"},
-		"TrafficPrimaryWithURI":    {xr: traffic(tv("1", 90, "hf://org/other"), tv("2", 10, "hf://org/v2")), field: "spec.traffic[0]", fix: "remove uri and revision here"},
+		"TrafficPrimaryWithURI":    {xr: traffic(tv("1", 90, "hf://org/other"), tv("2", 10, "hf://org/v2")), field: "spec.traffic[0]", fix: "remove uri, revision and credentialsSecretRef here"},
 		"TrafficWeightOver100":     {xr: traffic(tv("1", 150, ""), tv("2", -50, "hf://org/v2")), field: "spec.traffic[0].weight", fix: "use a percentage from 0 to 100"},
 		"TrafficSameWeights":       {xr: traffic(tv("1", 90, ""), tv("2", 10, "hf://meta-llama/Llama-3.1-8B-Instruct")), field: "spec.traffic[1]", fix: "must differ from the primary in its weights"},
 		"TrafficCanaryBadURI":      {xr: traffic(tv("1", 90, ""), tv("2", 10, "ftp://x/y")), field: "spec.traffic[1].uri", fix: "use hf://, s3://, gs://, http(s):// or pvc://"},
@@ -294,6 +323,10 @@ func TestBadModelCache(t *testing.T) {
 		"BadSecret":         {edit: func(x map[string]any) { setPath(x, map[string]any{"name": "HF_X"}, "spec", "credentialsSecretRef") }, field: "spec.credentialsSecretRef.name", fix: "lower case alphanumeric"},
 		"BadAccessMode":     {edit: func(x map[string]any) { setPath(x, "ReadOnlyMany", "spec", "storage", "accessMode") }, field: "spec.storage.accessMode", fix: "use ReadWriteOnce or ReadWriteMany"},
 		"NameLeadingDigit":  {edit: func(x map[string]any) { setPath(x, "1llama", "metadata", "labels", labelClaimName) }, field: "metadata.name", fix: "rename the ModelCache"},
+		"PlainHTTPCredentials": {edit: func(x map[string]any) {
+			setPath(x, "http://mirror.internal/llama.gguf", "spec", "uri")
+			setPath(x, map[string]any{"name": "mirror"}, "spec", "credentialsSecretRef")
+		}, field: "spec.credentialsSecretRef", fix: "input.policy.plainHTTPCredentialHosts"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -43,6 +43,9 @@ func resolveCache(xr *v1alpha1.XModelCache, in *v1beta1.Input) (*service, []stri
 		errs.add("spec.uri", "pvc:// weights already live in a volume: mount them with an InferenceService's spec.model.uri instead of caching them")
 	}
 	checkSecretRef(spec.CredentialsSecretRef, "spec.credentialsSecretRef", &errs)
+	if msg, bad := inClearText(m, in); bad {
+		errs.add("spec.credentialsSecretRef", "%s", msg)
+	}
 	if m.pulled() && m.Scheme != "" {
 		p, ok := in.Puller(m.Scheme)
 		switch {

@@ -237,7 +237,7 @@ func resolve(xr *v1alpha1.XInferenceService, in *v1beta1.Input) (*service, []str
 		}
 		s.Puller = p
 	}
-	s.Versions = resolveTraffic(s, spec, in, &errs)
+	s.Versions = resolveTraffic(s, spec, in, &errs, &warnings)
 	s.Split = spec.Traffic != nil
 	if s.Split {
 		s.Gateway = resolveGateway(s, in, &errs)
@@ -245,8 +245,13 @@ func resolve(xr *v1alpha1.XInferenceService, in *v1beta1.Input) (*service, []str
 	switch {
 	case s.Model.Secret != nil && s.Model.Cache != "":
 		errs.add("spec.model.credentialsSecretRef", "the ModelCache %q pulls the weights, so this service reads no credentials; set them on the ModelCache and remove them here", s.Model.Cache)
-	case s.Model.Secret != nil && !s.pulledAny():
-		errs.add("spec.model.credentialsSecretRef", "pvc:// models are mounted, not pulled, so no credentials are read; remove it")
+	case s.Model.Secret != nil && s.Model.Scheme == schemePVC:
+		// Not even for the other versions: credentials go only to the
+		// source they were given for (spec.traffic[].credentialsSecretRef).
+		errs.add("spec.model.credentialsSecretRef", "pvc:// models are mounted, not pulled, so no credentials are read; remove it (a version of spec.traffic that needs credentials names its own)")
+	}
+	if msg, bad := inClearText(s.Model, in); bad {
+		errs.add("spec.model.credentialsSecretRef", "%s", msg)
 	}
 	resolveCacheRef(s, spec, &errs)
 
