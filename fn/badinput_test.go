@@ -250,6 +250,45 @@ func TestBadInput(t *testing.T) {
 		"InputServiceAccountBadName": {input: map[string]any{"serverServiceAccount": map[string]any{"name": "Model_Servers"}}, field: "input.serverServiceAccount.name", fix: "is not a ServiceAccount name"},
 		"PresetMissingImageServeSet": {xr: set(map[string]any{"port": 0}, "spec", "serve"), input: onlyPresets(map[string]any{"image": nil}, nil), field: "input.runtimes.vllm.image", fix: "or set spec.serve.image"},
 	}
+	// policy is an Input with input.policy set to p.
+	policy := func(p map[string]any) map[string]any { return map[string]any{"policy": p} }
+	envFrom := set(map[string]any{"env": []any{map[string]any{"name": "DB", "valueFrom": map[string]any{"secretKeyRef": map[string]any{"name": "db", "key": "password"}}}}}, "spec", "serve")
+	policyCases := map[string]struct {
+		xr    func(map[string]any)
+		input map[string]any
+		field string
+		fix   string
+	}{
+		// The platform's guardrails: each refusal names the claim's field,
+		// the limit and the input.policy setting (checked below).
+		"PolicyGPUsPerClaim":             {xr: both(set(2, "spec", "resources", "gpu"), set(map[string]any{"min": 3}, "spec", "replicas")), input: policy(map[string]any{"maxGPUsPerClaim": 4}), field: "spec.resources.gpu", fix: "is 6 GPUs, over the limit of 4 GPUs per claim"},
+		"PolicyGPUsAutoscalerMax":        {xr: both(set(map[string]any{"min": 1, "max": 8}, "spec", "replicas"), set(map[string]any{"enabled": true}, "spec", "autoscaling")), input: policy(map[string]any{"maxGPUsPerClaim": 4}), field: "spec.resources.gpu", fix: "on up to 8 servers"},
+		"PolicyGPUsEveryVersion":         {xr: both(set(map[string]any{"min": 4}, "spec", "replicas"), traffic(tv("1", 90, ""), tv("2", 10, "hf://org/v2"))), input: policy(map[string]any{"maxGPUsPerClaim": 4}), field: "spec.resources.gpu", fix: "on up to 5 servers (every version"},
+		"PolicyReplicasMin":              {xr: set(map[string]any{"min": 5}, "spec", "replicas"), input: policy(map[string]any{"maxReplicas": 4}), field: "spec.replicas.min", fix: "over the limit of 4"},
+		"PolicyReplicasMax":              {xr: both(set(map[string]any{"min": 1, "max": 10}, "spec", "replicas"), set(map[string]any{"enabled": true}, "spec", "autoscaling")), input: policy(map[string]any{"maxReplicas": 4}), field: "spec.replicas.max", fix: "over the limit of 4"},
+		"PolicyCPU":                      {xr: set("64", "spec", "resources", "cpu"), input: policy(map[string]any{"maxCPUPerServer": "16"}), field: "spec.resources.cpu", fix: "request at most 16"},
+		"PolicyCPUInputDefault":          {input: map[string]any{"resources": map[string]any{"cpu": "32"}, "policy": map[string]any{"maxCPUPerServer": "16"}}, field: "input.resources.cpu", fix: "request at most 16"},
+		"PolicyMemory":                   {xr: set("512Gi", "spec", "resources", "memory"), input: policy(map[string]any{"maxMemoryPerServer": "128Gi"}), field: "spec.resources.memory", fix: "request at most 128Gi"},
+		"PolicyMemoryInputDefault":       {input: map[string]any{"resources": map[string]any{"memory": "256Gi"}, "policy": map[string]any{"maxMemoryPerServer": "128Gi"}}, field: "input.resources.memory", fix: "request at most 128Gi"},
+		"PolicyStorageSize":              {xr: set("2Ti", "spec", "storage", "size"), input: policy(map[string]any{"maxStorageSize": "1Ti"}), field: "spec.storage.size", fix: "request at most 1Ti"},
+		"PolicyStorageSizeInputDefault":  {input: policy(map[string]any{"maxStorageSize": "10Gi"}), field: "input.storage.size", fix: "request at most 10Gi"},
+		"PolicyStorageClass":             {xr: set("premium", "spec", "storage", "storageClassName"), input: policy(map[string]any{"allowedStorageClasses": []any{"standard"}}), field: "spec.storage.storageClassName", fix: "use one of them"},
+		"PolicyStorageClassUnset":        {input: policy(map[string]any{"allowedStorageClasses": []any{"standard"}}), field: "spec.storage.storageClassName", fix: "set one of them"},
+		"PolicyStorageClassInputDefault": {input: map[string]any{"storage": map[string]any{"storageClassName": "premium"}, "policy": map[string]any{"allowedStorageClasses": []any{"standard"}}}, field: "input.storage.storageClassName", fix: "must make them agree"},
+		"PolicyServerImage":              {xr: set("docker.io/evil/miner:1", "spec", "serve", "image"), input: policy(map[string]any{"allowedServerImages": []any{"registry.internal/"}}), field: "spec.serve.image", fix: "use one of them"},
+		"PolicyServerImageLookalike":     {xr: set("docker.io/vllm/vllm-openai-evil:1", "spec", "serve", "image"), input: policy(map[string]any{"allowedServerImages": []any{"docker.io/vllm/vllm-openai"}}), field: "spec.serve.image", fix: "use one of them"},
+		"PolicyServerImagePreset":        {input: policy(map[string]any{"allowedServerImages": []any{"registry.internal/"}}), field: "input.runtimes.vllm.image", fix: "pin the preset to an allowed image"},
+		"PolicyURIScheme":                {xr: model("uri", "s3://bucket/llama"), input: policy(map[string]any{"allowedURISchemes": []any{"hf"}}), field: "spec.model.uri", fix: "pull from one of them"},
+		"PolicyURIHost":                  {xr: model("uri", "hf://evil/llama"), input: policy(map[string]any{"allowedURIHosts": []any{"hf://meta-llama"}}), field: "spec.model.uri", fix: "hf://evil is not among the sources"},
+		"PolicyURIHostSubdomain":         {xr: model("uri", "https://models.internal.evil.com/m.gguf"), input: policy(map[string]any{"allowedURIHosts": []any{"https://*.models.internal"}}), field: "spec.model.uri", fix: "is not among the sources"},
+		"PolicyCanaryURIHost":            {xr: traffic(tv("1", 90, ""), tv("2", 10, "https://mirror.example.com/v2.gguf")), input: policy(map[string]any{"allowedURIHosts": []any{"hf://*"}}), field: "spec.traffic[1].uri", fix: "is not among the sources"},
+		"PolicyPVC":                      {xr: model("uri", "pvc://shared/llama"), input: policy(map[string]any{"allowPVCURIs": false}), field: "spec.model.uri", fix: "input.policy.allowPVCURIs: false"},
+		"PolicyEnvValueFrom":             {xr: envFrom, input: policy(map[string]any{"allowEnvValueFrom": false}), field: "spec.serve.env[0].valueFrom", fix: "set a value"},
+		"PolicyBadHostEntry":             {input: policy(map[string]any{"allowedURIHosts": []any{"models.internal"}}), field: "input.policy.allowedURIHosts", fix: "e.g. hf://meta-llama"},
+	}
+	for name, tc := range policyCases {
+		cases[name] = tc
+	}
 	if len(cases) < 30 {
 		t.Fatalf("the catalogue has %d cases; keep at least 30", len(cases))
 	}
@@ -288,6 +327,10 @@ func TestBadInput(t *testing.T) {
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("Fatal result (-want +got):\n%s\nmessage: %s", diff, msg)
 			}
+			// A guardrail's refusal says the platform set it, and where.
+			if _, ok := policyCases[name]; ok && (!strings.Contains(msg, "input.policy.") || !strings.Contains(msg, "platform")) {
+				t.Errorf("the refusal does not say that the platform set the limit (input.policy.*): %s", msg)
+			}
 		})
 	}
 }
@@ -313,16 +356,21 @@ func TestBadInputKeepsNothing(t *testing.T) {
 func TestBadModelCache(t *testing.T) {
 	cases := map[string]struct {
 		edit       func(map[string]any)
+		input      map[string]any
 		field, fix string
 	}{
-		"PVCURI":            {edit: func(x map[string]any) { setPath(x, "pvc://shared/llama", "spec", "uri") }, field: "spec.uri", fix: "already live in a volume"},
-		"FTPURI":            {edit: func(x map[string]any) { setPath(x, "ftp://x/y", "spec", "uri") }, field: "spec.uri", fix: "use hf://"},
-		"DuplicateRevision": {edit: func(x map[string]any) { setPath(x, []any{"main", "main"}, "spec", "revisions") }, field: "spec.revisions[1]", fix: "list each revision once"},
-		"EmptyRevision":     {edit: func(x map[string]any) { setPath(x, []any{"main", ""}, "spec", "revisions") }, field: "spec.revisions[1]", fix: "leave spec.revisions out to pull the default"},
-		"BadRevision":       {edit: func(x map[string]any) { setPath(x, []any{"../x"}, "spec", "revisions") }, field: "spec.revisions[0]", fix: "use a branch, tag, commit"},
-		"BadSecret":         {edit: func(x map[string]any) { setPath(x, map[string]any{"name": "HF_X"}, "spec", "credentialsSecretRef") }, field: "spec.credentialsSecretRef.name", fix: "lower case alphanumeric"},
-		"BadAccessMode":     {edit: func(x map[string]any) { setPath(x, "ReadOnlyMany", "spec", "storage", "accessMode") }, field: "spec.storage.accessMode", fix: "use ReadWriteOnce or ReadWriteMany"},
-		"NameLeadingDigit":  {edit: func(x map[string]any) { setPath(x, "1llama", "metadata", "labels", labelClaimName) }, field: "metadata.name", fix: "rename the ModelCache"},
+		"PolicyStorageSize":  {edit: func(x map[string]any) { setPath(x, "2Ti", "spec", "storage", "size") }, input: map[string]any{"policy": map[string]any{"maxStorageSize": "1Ti"}}, field: "spec.storage.size", fix: "input.policy.maxStorageSize"},
+		"PolicyStorageClass": {edit: func(x map[string]any) { setPath(x, "premium", "spec", "storage", "storageClassName") }, input: map[string]any{"policy": map[string]any{"allowedStorageClasses": []any{"standard"}}}, field: "spec.storage.storageClassName", fix: "input.policy.allowedStorageClasses"},
+		"PolicyURIScheme":    {edit: func(x map[string]any) {}, input: map[string]any{"policy": map[string]any{"allowedURISchemes": []any{"s3"}}}, field: "spec.uri", fix: "input.policy.allowedURISchemes"},
+		"PolicyURIHost":      {edit: func(x map[string]any) {}, input: map[string]any{"policy": map[string]any{"allowedURIHosts": []any{"hf://mistralai"}}}, field: "spec.uri", fix: "input.policy.allowedURIHosts"},
+		"PVCURI":             {edit: func(x map[string]any) { setPath(x, "pvc://shared/llama", "spec", "uri") }, field: "spec.uri", fix: "already live in a volume"},
+		"FTPURI":             {edit: func(x map[string]any) { setPath(x, "ftp://x/y", "spec", "uri") }, field: "spec.uri", fix: "use hf://"},
+		"DuplicateRevision":  {edit: func(x map[string]any) { setPath(x, []any{"main", "main"}, "spec", "revisions") }, field: "spec.revisions[1]", fix: "list each revision once"},
+		"EmptyRevision":      {edit: func(x map[string]any) { setPath(x, []any{"main", ""}, "spec", "revisions") }, field: "spec.revisions[1]", fix: "leave spec.revisions out to pull the default"},
+		"BadRevision":        {edit: func(x map[string]any) { setPath(x, []any{"../x"}, "spec", "revisions") }, field: "spec.revisions[0]", fix: "use a branch, tag, commit"},
+		"BadSecret":          {edit: func(x map[string]any) { setPath(x, map[string]any{"name": "HF_X"}, "spec", "credentialsSecretRef") }, field: "spec.credentialsSecretRef.name", fix: "lower case alphanumeric"},
+		"BadAccessMode":      {edit: func(x map[string]any) { setPath(x, "ReadOnlyMany", "spec", "storage", "accessMode") }, field: "spec.storage.accessMode", fix: "use ReadWriteOnce or ReadWriteMany"},
+		"NameLeadingDigit":   {edit: func(x map[string]any) { setPath(x, "1llama", "metadata", "labels", labelClaimName) }, field: "metadata.name", fix: "rename the ModelCache"},
 		"PlainHTTPCredentials": {edit: func(x map[string]any) {
 			setPath(x, "http://mirror.internal/llama.gguf", "spec", "uri")
 			setPath(x, map[string]any{"name": "mirror"}, "spec", "credentialsSecretRef")
@@ -332,7 +380,7 @@ func TestBadModelCache(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			xr := readYAML(t, "../examples/modelcache/xr.yaml")
 			tc.edit(xr)
-			rsp := run(t, newRequest(t, xr, nil))
+			rsp := run(t, newRequest(t, xr, tc.input))
 			msg := fatalMessage(rsp)
 			if !strings.Contains(msg, tc.field+":") || !strings.Contains(msg, tc.fix) {
 				t.Errorf("Fatal %q does not name %s with the fix %q", msg, tc.field, tc.fix)

@@ -46,6 +46,9 @@ func resolveCache(xr *v1alpha1.XModelCache, in *v1beta1.Input) (*service, []stri
 	if msg, bad := inClearText(m, in); bad {
 		errs.add("spec.credentialsSecretRef", "%s", msg)
 	}
+	if msg, bad := sourceRefused(m, in); bad {
+		errs.add("spec.uri", "%s", msg)
+	}
 	if m.pulled() && m.Scheme != "" {
 		p, ok := in.Puller(m.Scheme)
 		switch {
@@ -91,6 +94,12 @@ func resolveCache(xr *v1alpha1.XModelCache, in *v1beta1.Input) (*service, []stri
 	}
 	resolveStorage(s, st, in, &errs, &warnings)
 	resolvePulls(s, in, &errs)
+	checkPolicyInput(in, &errs)
+	if p := in.Policy; p != nil {
+		sz := spec.Storage != nil && spec.Storage.Size != nil
+		class := spec.Storage != nil && spec.Storage.StorageClassName != nil
+		checkStoragePolicy(s, sz, class, p, &errs)
+	}
 	if in.Scheduling != nil {
 		s.Scheduling = *in.Scheduling
 	}

@@ -253,6 +253,9 @@ func resolve(xr *v1alpha1.XInferenceService, in *v1beta1.Input) (*service, []str
 	if msg, bad := inClearText(s.Model, in); bad {
 		errs.add("spec.model.credentialsSecretRef", "%s", msg)
 	}
+	if msg, bad := sourceRefused(s.Model, in); bad {
+		errs.add("spec.model.uri", "%s", msg)
+	}
 	resolveCacheRef(s, spec, &errs)
 
 	resolveReplicas(s, spec, &errs, &warnings)
@@ -260,6 +263,8 @@ func resolve(xr *v1alpha1.XInferenceService, in *v1beta1.Input) (*service, []str
 	resolveResources(s, spec.Resources, in, &errs, &warnings)
 	resolveStorage(s, spec.Storage, in, &errs, &warnings)
 	resolvePulls(s, in, &errs)
+	checkPolicyInput(in, &errs)
+	checkPolicy(s, spec, in, &errs)
 
 	if err := errs.err(); err != nil {
 		return nil, nil, err

@@ -151,6 +151,9 @@ func resolveTraffic(s *service, spec v1alpha1.InferenceServiceSpec, in *v1beta1.
 		parseURI(&m, f+".uri", errs)
 		checkRevision(t.Revision, f+".revision", errs)
 		checkSecretRef(t.CredentialsSecretRef, f+".credentialsSecretRef", errs)
+		if msg, bad := sourceRefused(m, in); bad {
+			errs.add(f+".uri", "%s", msg)
+		}
 		switch {
 		case m.Secret != nil && m.Scheme == schemePVC:
 			errs.add(f+".credentialsSecretRef", "pvc:// weights are mounted, not pulled, so no credentials are read; remove it")
