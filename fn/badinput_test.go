@@ -239,16 +239,19 @@ func TestBadInput(t *testing.T) {
 		"NoURINoCacheRef":         {xr: model("uri", ""), field: "spec.model.uri", fix: "is required"},
 
 		// The platform's Input.
-		"PresetMissingImage":         {input: onlyPresets(map[string]any{"image": nil}, nil), field: "input.runtimes.vllm.image", fix: "must give the vllm runtime an image"},
-		"PullerMissingImage":         {input: onlyPresets(nil, map[string]any{"image": nil}), field: "input.pullers.hf.image", fix: "must give the hf:// puller an image"},
-		"PullerMissingCommand":       {input: onlyPresets(nil, map[string]any{"command": nil}), field: "input.pullers.hf.command", fix: "a download command"},
-		"PresetMissingPort":          {input: onlyPresets(map[string]any{"port": nil}, nil), field: "input.runtimes.vllm.port", fix: "must give the vllm runtime a port"},
-		"PresetHealthPathRelative":   {input: onlyPresets(map[string]any{"healthPath": "health"}, nil), field: "input.runtimes.vllm.healthPath", fix: "starting with '/'"},
-		"PresetStartupTooShort":      {input: map[string]any{"runtimes": map[string]any{"vllm": map[string]any{"startupSeconds": 5}}}, field: "input.runtimes.vllm.startupSeconds", fix: "at least 10 seconds"},
-		"NoRuntimeForFramework":      {xr: model("framework", "tgi"), input: onlyPresets(nil, nil), field: "spec.model.framework", fix: "ask your platform team or choose another framework"},
-		"NoPullerForScheme":          {xr: model("uri", "s3://bucket/llama"), input: onlyPresets(nil, nil), field: "spec.model.uri", fix: "ask your platform team or use another source"},
-		"InputServiceAccountBadName": {input: map[string]any{"serverServiceAccount": map[string]any{"name": "Model_Servers"}}, field: "input.serverServiceAccount.name", fix: "is not a ServiceAccount name"},
-		"PresetMissingImageServeSet": {xr: set(map[string]any{"port": 0}, "spec", "serve"), input: onlyPresets(map[string]any{"image": nil}, nil), field: "input.runtimes.vllm.image", fix: "or set spec.serve.image"},
+		"PresetMissingImage":               {input: onlyPresets(map[string]any{"image": nil}, nil), field: "input.runtimes.vllm.image", fix: "must give the vllm runtime an image"},
+		"PullerMissingImage":               {input: onlyPresets(nil, map[string]any{"image": nil}), field: "input.pullers.hf.image", fix: "must give the hf:// puller an image"},
+		"PullerMissingCommand":             {input: onlyPresets(nil, map[string]any{"command": nil}), field: "input.pullers.hf.command", fix: "a download command"},
+		"PresetMissingPort":                {input: onlyPresets(map[string]any{"port": nil}, nil), field: "input.runtimes.vllm.port", fix: "must give the vllm runtime a port"},
+		"PresetHealthPathRelative":         {input: onlyPresets(map[string]any{"healthPath": "health"}, nil), field: "input.runtimes.vllm.healthPath", fix: "starting with '/'"},
+		"PresetStartupTooShort":            {input: map[string]any{"runtimes": map[string]any{"vllm": map[string]any{"startupSeconds": 5}}}, field: "input.runtimes.vllm.startupSeconds", fix: "at least 10 seconds"},
+		"NoRuntimeForFramework":            {xr: model("framework", "tgi"), input: onlyPresets(nil, nil), field: "spec.model.framework", fix: "ask your platform team or choose another framework"},
+		"NoPullerForScheme":                {xr: model("uri", "s3://bucket/llama"), input: onlyPresets(nil, nil), field: "spec.model.uri", fix: "ask your platform team or use another source"},
+		"InputServiceAccountBadName":       {input: map[string]any{"serverServiceAccount": map[string]any{"name": "Model_Servers"}}, field: "input.serverServiceAccount.name", fix: "is not a ServiceAccount name"},
+		"NetworkPolicyBadGatewayNamespace": {input: map[string]any{"networkPolicy": map[string]any{"enabled": true, "gatewayNamespace": "Gateways"}}, field: "input.networkPolicy.gatewayNamespace", fix: "is not a namespace name"},
+		"NetworkPolicyBadMetricsNamespace": {input: map[string]any{"networkPolicy": map[string]any{"enabled": true, "metricsNamespace": "monitoring_ns"}}, field: "input.networkPolicy.metricsNamespace", fix: "is not a namespace name"},
+		"InputBadHostEntry":                {input: map[string]any{"policy": map[string]any{"allowedURIHosts": []any{"models.internal"}}}, field: "input.policy.allowedURIHosts", fix: "e.g. hf://meta-llama"},
+		"PresetMissingImageServeSet":       {xr: set(map[string]any{"port": 0}, "spec", "serve"), input: onlyPresets(map[string]any{"image": nil}, nil), field: "input.runtimes.vllm.image", fix: "or set spec.serve.image"},
 	}
 	// policy is an Input with input.policy set to p.
 	policy := func(p map[string]any) map[string]any { return map[string]any{"policy": p} }
@@ -284,7 +287,6 @@ func TestBadInput(t *testing.T) {
 		"PolicyCanaryURIHost":            {xr: traffic(tv("1", 90, ""), tv("2", 10, "https://mirror.example.com/v2.gguf")), input: policy(map[string]any{"allowedURIHosts": []any{"hf://*"}}), field: "spec.traffic[1].uri", fix: "is not among the sources"},
 		"PolicyPVC":                      {xr: model("uri", "pvc://shared/llama"), input: policy(map[string]any{"allowPVCURIs": false}), field: "spec.model.uri", fix: "input.policy.allowPVCURIs: false"},
 		"PolicyEnvValueFrom":             {xr: envFrom, input: policy(map[string]any{"allowEnvValueFrom": false}), field: "spec.serve.env[0].valueFrom", fix: "set a value"},
-		"PolicyBadHostEntry":             {input: policy(map[string]any{"allowedURIHosts": []any{"models.internal"}}), field: "input.policy.allowedURIHosts", fix: "e.g. hf://meta-llama"},
 	}
 	for name, tc := range policyCases {
 		cases[name] = tc

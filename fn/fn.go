@@ -221,6 +221,17 @@ func compose(s *service, ocds map[string]*fnv1.Resource) (composition, error) {
 		rt = &st
 	}
 
+	if s.NetworkPolicy != nil {
+		// From the first call, so the pull pods are covered from their
+		// start and the servers from theirs.
+		if s.pulledAny() {
+			_, seen := ocds[resourceNetworkPolicyPull]
+			add(resourceNetworkPolicyPull, renderPullPolicy(s), networkPolicyReady(seen))
+		}
+		_, seen := ocds[resourceNetworkPolicy]
+		add(resourceNetworkPolicy, renderServerPolicy(s), networkPolicyReady(seen))
+	}
+
 	c.Report = statusFor(s, o, ps, mainService, rt)
 	c.NotReady = s.Cached != nil && s.Cached.State != cacheReady
 	c.Report.Warnings = append(warnings, c.Report.Warnings...)

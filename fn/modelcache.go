@@ -95,6 +95,7 @@ func resolveCache(xr *v1alpha1.XModelCache, in *v1beta1.Input) (*service, []stri
 	resolveStorage(s, st, in, &errs, &warnings)
 	resolvePulls(s, in, &errs)
 	checkPolicyInput(in, &errs)
+	s.NetworkPolicy = resolveNetworkPolicy(s, in, &errs)
 	if p := in.Policy; p != nil {
 		sz := spec.Storage != nil && spec.Storage.Size != nil
 		class := spec.Storage != nil && spec.Storage.StorageClassName != nil
@@ -131,6 +132,10 @@ func composeCache(s *service, ocds map[string]*fnv1.Resource) (composition, erro
 		ps[i].PullFailure = pullFailureOf(o.Versions[i].Job)
 		ps[i].JobName = jobs[i].Job.Name
 		c.Resources = append(c.Resources, composedResource{Name: jobs[i].Resource, Object: jobs[i].Job, Ready: ps[i].Pull == jobComplete})
+	}
+	if s.NetworkPolicy != nil {
+		_, seen := ocds[resourceNetworkPolicyPull]
+		c.Resources = append(c.Resources, composedResource{Name: resourceNetworkPolicyPull, Object: renderPullPolicy(s), Ready: networkPolicyReady(seen)})
 	}
 	st, cond := cacheStatusFor(s, o, ps)
 	c.CacheStatus = &st

@@ -2,6 +2,7 @@ package fn
 
 import (
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -105,4 +106,54 @@ func TestImageAllowed(t *testing.T) {
 			}
 		})
 	}
+}
+
+// The locked-down example: a Composition whose Input sets every guardrail.
+const lockedDownDir = "../examples/locked-down"
+
+// lockedDownInput is the Input of examples/locked-down/composition.yaml.
+func lockedDownInput(t testing.TB) map[string]any {
+	t.Helper()
+	comp := readYAML(t, filepath.Join(lockedDownDir, "composition.yaml"))
+	steps, _ := nested(comp, "spec", "pipeline")
+	in, _ := steps.([]any)[0].(map[string]any)["input"].(map[string]any)
+	return in
+}
+
+// TestLockedDownGolden renders the locked-down example's claim fresh and
+// serving (routed, every policy in place) and its refused claim, and
+// compares them with fn/testdata/golden/locked-down-*.yaml. With -update
+// it rewrites them and examples/locked-down/observed/serving.yaml.
+func TestLockedDownGolden(t *testing.T) {
+	in := lockedDownInput(t)
+	xr := readYAML(t, filepath.Join(lockedDownDir, "xr.yaml"))
+	t.Run("fresh", func(t *testing.T) {
+		rsp := run(t, newRequest(t, xr, in))
+		if msg := fatalMessage(rsp); msg != "" {
+			t.Fatalf("the locked-down example is refused: %s", msg)
+		}
+		compareGolden(t, "locked-down-fresh", rsp)
+	})
+	t.Run("serving", func(t *testing.T) {
+		_, obs := settle(t, xr, in, world{RouteState: "accepted"}, nil)
+		fixture := filepath.Join(lockedDownDir, "observed", "serving.yaml")
+		if *update {
+			writeObserved(t, fixture, "examples/locked-down/xr.yaml", "serving", obs)
+		}
+		rsp := run(t, newRequest(t, xr, in, readObserved(t, fixture)...))
+		if st := statusOf(rsp); st["phase"] != "Serving" {
+			t.Errorf("phase %v, want Serving: %v", st["phase"], st["message"])
+		}
+		compareGolden(t, "locked-down-serving", rsp)
+	})
+	t.Run("refused", func(t *testing.T) {
+		rsp := run(t, newRequest(t, readYAML(t, filepath.Join(lockedDownDir, "refused.yaml")), in))
+		msg := fatalMessage(rsp)
+		for _, field := range []string{"spec.serve.image:", "spec.serve.env[0].valueFrom:", "spec.traffic[1].credentialsSecretRef:", "spec.traffic[1].uri:", "spec.resources.gpu:", "spec.storage.storageClassName:"} {
+			if !strings.Contains(msg, field) {
+				t.Errorf("the refusal does not name %s: %s", field, msg)
+			}
+		}
+		compareGolden(t, "locked-down-refused", rsp)
+	})
 }

@@ -77,6 +77,9 @@ type service struct {
 	// Cached is the observed ModelCache of spec.model.cacheRef, nil
 	// without one.
 	Cached *cachedWeights
+	// NetworkPolicy, when the Input turns it on, says who may reach the
+	// servers; nil renders no NetworkPolicy.
+	NetworkPolicy *networkPolicy
 	// Gateway is the Input's Gateway API parent: a split is then also
 	// routed exactly by an HTTPRoute. Nil without one, or without a split.
 	Gateway *gateway
@@ -265,6 +268,7 @@ func resolve(xr *v1alpha1.XInferenceService, in *v1beta1.Input) (*service, []str
 	resolvePulls(s, in, &errs)
 	checkPolicyInput(in, &errs)
 	checkPolicy(s, spec, in, &errs)
+	s.NetworkPolicy = resolveNetworkPolicy(s, in, &errs)
 
 	if err := errs.err(); err != nil {
 		return nil, nil, err
