@@ -77,6 +77,9 @@ func TestBadInput(t *testing.T) {
 		input map[string]any
 		field string // the field path the message names
 		fix   string // a fragment of the fix it suggests
+		// taken are Services that Crossplane fetched for the function's
+		// requirements (see names.go), by name.
+		taken map[string]map[string]any
 	}{
 		// Enums.
 		"FrameworkUnknown":       {xr: model("framework", "pytorch"), field: "spec.model.framework", fix: "use one of vllm, triton, tgi, llamacpp, ollama, fake"},
@@ -251,7 +254,18 @@ func TestBadInput(t *testing.T) {
 		"NetworkPolicyBadGatewayNamespace": {input: map[string]any{"networkPolicy": map[string]any{"enabled": true, "gatewayNamespace": "Gateways"}}, field: "input.networkPolicy.gatewayNamespace", fix: "is not a namespace name"},
 		"NetworkPolicyBadMetricsNamespace": {input: map[string]any{"networkPolicy": map[string]any{"enabled": true, "metricsNamespace": "monitoring_ns"}}, field: "input.networkPolicy.metricsNamespace", fix: "is not a namespace name"},
 		"InputBadHostEntry":                {input: map[string]any{"policy": map[string]any{"allowedURIHosts": []any{"models.internal"}}}, field: "input.policy.allowedURIHosts", fix: "e.g. hf://meta-llama"},
-		"PresetMissingImageServeSet":       {xr: set(map[string]any{"port": 0}, "spec", "serve"), input: onlyPresets(map[string]any{"image": nil}, nil), field: "input.runtimes.vllm.image", fix: "or set spec.serve.image"},
+		// Names another owner already has (names.go).
+		"NameTakenByCanary": {
+			xr:    set("llama-2", "metadata", "labels", labelClaimName),
+			taken: map[string]map[string]any{"llama-2": takenService("llama-2", "llama", "2", componentCanary)},
+			field: "metadata.name", fix: `which InferenceService llama (for its version "2") already has`,
+		},
+		"VersionTakenByClaim": {
+			xr:    traffic(tv("1", 90, ""), tv("2", 10, "hf://org/v2")),
+			taken: map[string]map[string]any{"llama-2": takenService("llama-2", "llama-2", "1", componentServer)},
+			field: "spec.traffic[1].version", fix: "which InferenceService llama-2 already has",
+		},
+		"PresetMissingImageServeSet": {xr: set(map[string]any{"port": 0}, "spec", "serve"), input: onlyPresets(map[string]any{"image": nil}, nil), field: "input.runtimes.vllm.image", fix: "or set spec.serve.image"},
 	}
 	// policy is an Input with input.policy set to p.
 	policy := func(p map[string]any) map[string]any { return map[string]any{"policy": p} }
@@ -261,6 +275,7 @@ func TestBadInput(t *testing.T) {
 		input map[string]any
 		field string
 		fix   string
+		taken map[string]map[string]any
 	}{
 		// The platform's guardrails: each refusal names the claim's field,
 		// the limit and the input.policy setting (checked below).
@@ -300,7 +315,7 @@ func TestBadInput(t *testing.T) {
 			if tc.xr != nil {
 				tc.xr(xr)
 			}
-			rsp := run(t, newRequest(t, xr, tc.input))
+			rsp := run(t, withServices(t, newRequest(t, xr, tc.input), tc.taken))
 
 			var fatals []*fnv1.Result
 			for _, r := range rsp.GetResults() {

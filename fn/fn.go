@@ -78,9 +78,14 @@ func renderInferenceService(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionR
 		return composition{}, nil, err
 	}
 	s.useCache(cache)
-	// The requirement goes out on every call, so that Crossplane sees it
-	// stable and stops iterating.
+	// The requirements go out on every call, before any refusal, so that
+	// Crossplane sees them stable and stops iterating.
 	requireCache(rsp, s)
+	names := claimedServices(s, xr.Spec, req.GetObserved().GetResources())
+	requireServices(rsp, s, names)
+	if err := checkNameClashes(req, s, names); err != nil {
+		return composition{}, warnings, err
+	}
 	c, err := compose(s, req.GetObserved().GetResources())
 	return c, warnings, err
 }

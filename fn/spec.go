@@ -44,6 +44,9 @@ type service struct {
 	Name string
 	// Namespace receives the composed objects.
 	Namespace string
+	// Composite and CompositeUID identify the composite resource being
+	// rendered, which controls what it composes.
+	Composite, CompositeUID string
 
 	Model       model
 	Runtime     v1beta1.RuntimePreset // preset with spec.serve laid over it
@@ -213,6 +216,7 @@ func resolve(xr *v1alpha1.XInferenceService, in *v1beta1.Input) (*service, []str
 	spec := xr.Spec
 
 	s.Name, s.Namespace = nameAndNamespace(xr, v1alpha1.ClaimKind, in, &errs, &warnings)
+	s.Composite, s.CompositeUID = xr.GetName(), string(xr.GetUID())
 	s.Volume = s.Name + "-weights"
 
 	s.Model = resolveModel(spec.Model, &errs)
