@@ -1,11 +1,14 @@
 package fn
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/google/go-cmp/cmp"
+	"google.golang.org/protobuf/proto"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 )
 
 // TestBadInput is the catalogue of inputs the function refuses: each is an
@@ -74,6 +77,9 @@ func TestBadInput(t *testing.T) {
 		input map[string]any
 		field string // the field path the message names
 		fix   string // a fragment of the fix it suggests
+		// taken are Services that Crossplane fetched for the function's
+		// requirements (see names.go), by name.
+		taken map[string]map[string]any
 	}{
 		// Enums.
 		"FrameworkUnknown":       {xr: model("framework", "pytorch"), field: "spec.model.framework", fix: "use one of vllm, triton, tgi, llamacpp, ollama, fake"},
@@ -83,21 +89,23 @@ func TestBadInput(t *testing.T) {
 		"InputAccessModeUnknown": {input: map[string]any{"storage": map[string]any{"accessMode": "RWX"}}, field: "input.storage.accessMode", fix: "use ReadWriteOnce or ReadWriteMany"},
 
 		// Counts: min > max, negative, zero.
-		"MinAboveMax":          {xr: set(map[string]any{"min": 4, "max": 2}, "spec", "replicas"), field: "spec.replicas", fix: "raise max or lower min"},
-		"MinNegative":          {xr: set(map[string]any{"min": -1}, "spec", "replicas"), field: "spec.replicas.min", fix: "use 0 or more"},
-		"MaxNegative":          {xr: set(map[string]any{"max": -3}, "spec", "replicas"), field: "spec.replicas.max", fix: "use 1 or more"},
-		"MaxZero":              {xr: set(map[string]any{"min": 1, "max": 0}, "spec", "replicas"), field: "spec.replicas.max", fix: "use 1 or more"},
-		"ReplicasOverLimit":    {xr: set(map[string]any{"min": 1, "max": 5000}, "spec", "replicas"), field: "spec.replicas", fix: "at most 1000 servers"},
-		"GPUNegative":          {xr: set(-1, "spec", "resources", "gpu"), field: "spec.resources.gpu", fix: "use 0 to 64 GPUs"},
-		"GPUTooMany":           {xr: set(65, "spec", "resources", "gpu"), field: "spec.resources.gpu", fix: "use 0 to 64 GPUs"},
-		"CPUZero":              {xr: set("0", "spec", "resources", "cpu"), field: "spec.resources.cpu", fix: "must be more than zero"},
-		"MemoryNegative":       {xr: set("-1Gi", "spec", "resources", "memory"), field: "spec.resources.memory", fix: "must be more than zero"},
-		"StorageSizeZero":      {xr: set("0", "spec", "storage", "size"), field: "spec.storage.size", fix: "must be more than zero"},
-		"ConcurrencyZero":      {xr: set(map[string]any{"enabled": true, "targetConcurrency": 0}, "spec", "autoscaling"), field: "spec.autoscaling.targetConcurrency", fix: "must be at least 1"},
-		"CPUUtilizationZero":   {xr: set(map[string]any{"enabled": true, "targetCPUUtilization": 0}, "spec", "autoscaling"), field: "spec.autoscaling.targetCPUUtilization", fix: "use a percentage from 1 to 100"},
-		"CPUUtilizationOver":   {xr: set(map[string]any{"enabled": true, "targetCPUUtilization": 150}, "spec", "autoscaling"), field: "spec.autoscaling.targetCPUUtilization", fix: "use a percentage from 1 to 100"},
-		"AutoscalingMinZero":   {xr: both(set(map[string]any{"min": 0, "max": 3}, "spec", "replicas"), set(map[string]any{"enabled": true}, "spec", "autoscaling")), field: "spec.replicas.min", fix: "must be at least 1 when spec.autoscaling.enabled is true"},
-		"InputBackoffNegative": {input: map[string]any{"pullBackoffLimit": -1}, field: "input.pullBackoffLimit", fix: "use 0 to 20"},
+		"MinAboveMax":           {xr: set(map[string]any{"min": 4, "max": 2}, "spec", "replicas"), field: "spec.replicas", fix: "raise max or lower min"},
+		"MinNegative":           {xr: set(map[string]any{"min": -1}, "spec", "replicas"), field: "spec.replicas.min", fix: "use 0 or more"},
+		"MaxNegative":           {xr: set(map[string]any{"max": -3}, "spec", "replicas"), field: "spec.replicas.max", fix: "use 1 or more"},
+		"MaxZero":               {xr: set(map[string]any{"min": 1, "max": 0}, "spec", "replicas"), field: "spec.replicas.max", fix: "use 1 or more"},
+		"ReplicasOverLimit":     {xr: set(map[string]any{"min": 1, "max": 5000}, "spec", "replicas"), field: "spec.replicas", fix: "at most 1000 servers"},
+		"GPUNegative":           {xr: set(-1, "spec", "resources", "gpu"), field: "spec.resources.gpu", fix: "use 0 to 64 GPUs"},
+		"GPUTooMany":            {xr: set(65, "spec", "resources", "gpu"), field: "spec.resources.gpu", fix: "use 0 to 64 GPUs"},
+		"CPUZero":               {xr: set("0", "spec", "resources", "cpu"), field: "spec.resources.cpu", fix: "must be more than zero"},
+		"MemoryNegative":        {xr: set("-1Gi", "spec", "resources", "memory"), field: "spec.resources.memory", fix: "must be more than zero"},
+		"StorageSizeZero":       {xr: set("0", "spec", "storage", "size"), field: "spec.storage.size", fix: "must be more than zero"},
+		"ConcurrencyZero":       {xr: set(map[string]any{"enabled": true, "targetConcurrency": 0}, "spec", "autoscaling"), field: "spec.autoscaling.targetConcurrency", fix: "must be at least 1"},
+		"CPUUtilizationZero":    {xr: set(map[string]any{"enabled": true, "targetCPUUtilization": 0}, "spec", "autoscaling"), field: "spec.autoscaling.targetCPUUtilization", fix: "use a percentage from 1 to 100"},
+		"CPUUtilizationOver":    {xr: set(map[string]any{"enabled": true, "targetCPUUtilization": 150}, "spec", "autoscaling"), field: "spec.autoscaling.targetCPUUtilization", fix: "use a percentage from 1 to 100"},
+		"AutoscalingMinZero":    {xr: both(set(map[string]any{"min": 0, "max": 3}, "spec", "replicas"), set(map[string]any{"enabled": true}, "spec", "autoscaling")), field: "spec.replicas.min", fix: "must be at least 1 when spec.autoscaling.enabled is true"},
+		"InputBackoffNegative":  {input: map[string]any{"pullBackoffLimit": -1}, field: "input.pullBackoffLimit", fix: "use 0 to 20"},
+		"InputDeadlineTooShort": {input: map[string]any{"pullDeadlineSeconds": 10}, field: "input.pullDeadlineSeconds", fix: "use 60 to 604800 seconds"},
+		"InputStallTooLong":     {input: map[string]any{"pullStallSeconds": 7200}, field: "input.pullStallSeconds", fix: "use 30 to 3600 seconds"},
 
 		// Malformed quantities and wrong types.
 		"CPUWithUnit":        {xr: set("4 cores", "spec", "resources", "cpu"), field: "spec.resources.cpu", fix: `write it like "500m", "4" or "16Gi"`},
@@ -124,6 +132,7 @@ func TestBadInput(t *testing.T) {
 		"URIPVCDotDot":       {xr: model("uri", "pvc://shared/../etc"), field: "spec.model.uri", fix: "must be clean and relative"},
 		"URIHFNotARepo":      {xr: model("uri", "hf://org/model/extra"), field: "spec.model.uri", fix: "write hf://org/model"},
 		"URIS3NoBucket":      {xr: model("uri", "s3:///llama"), field: "spec.model.uri", fix: "write s3://bucket/prefix"},
+		"URIGSWildcard":      {xr: model("uri", "gs://models/llama-*"), field: "spec.model.uri", fix: "name one bucket and prefix"},
 		"URIHTTPSNoHost":     {xr: model("uri", "https:///llama.gguf"), field: "spec.model.uri", fix: "write https://host/path/to/file"},
 		"URIWithSpace":       {xr: model("uri", "https://h/my model.gguf"), field: "spec.model.uri", fix: "must not contain spaces"},
 		"RevisionDotDot":     {xr: model("revision", "../main"), field: "spec.model.revision", fix: "use a branch, tag, commit or object version"},
@@ -133,6 +142,35 @@ func TestBadInput(t *testing.T) {
 		"CredentialsWithPVC": {
 			xr:    both(model("uri", "pvc://shared/llama"), model("credentialsSecretRef", map[string]any{"name": "hf-credentials", "key": "HF_TOKEN"})),
 			field: "spec.model.credentialsSecretRef", fix: "remove it",
+		},
+		"CredentialsOverPlainHTTP": {
+			xr:    both(model("uri", "http://mirror.internal/llama.gguf"), model("credentialsSecretRef", map[string]any{"name": "mirror", "key": "TOKEN"})),
+			field: "spec.model.credentialsSecretRef", fix: `list "mirror.internal" in input.policy.plainHTTPCredentialHosts`,
+		},
+		"CredentialsOverPlainHTTPOtherHost": {
+			xr:    both(model("uri", "http://mirror.internal:8080/llama.gguf"), model("credentialsSecretRef", map[string]any{"name": "mirror"})),
+			input: map[string]any{"policy": map[string]any{"plainHTTPCredentialHosts": []any{"mirror.internal"}}},
+			field: "spec.model.credentialsSecretRef", fix: "use https://",
+		},
+		"TrafficCredentialsOverPlainHTTP": {
+			xr:    traffic(tv("1", 90, ""), map[string]any{"version": "2", "weight": 10, "uri": "http://mirror.internal/v2.gguf", "credentialsSecretRef": map[string]any{"name": "mirror"}}),
+			field: "spec.traffic[1].credentialsSecretRef", fix: "input.policy.plainHTTPCredentialHosts",
+		},
+		"TrafficCredentialsWithPVC": {
+			xr:    traffic(tv("1", 90, ""), map[string]any{"version": "2", "weight": 10, "uri": "pvc://shared/v2", "credentialsSecretRef": map[string]any{"name": "hf"}}),
+			field: "spec.traffic[1].credentialsSecretRef", fix: "remove it",
+		},
+		"TrafficCredentialsBadName": {
+			xr:    traffic(tv("1", 90, ""), map[string]any{"version": "2", "weight": 10, "uri": "hf://org/v2", "credentialsSecretRef": map[string]any{"name": "HF_Two"}}),
+			field: "spec.traffic[1].credentialsSecretRef.name", fix: "lower case alphanumeric",
+		},
+		"TrafficCredentialsBadKey": {
+			xr:    traffic(tv("1", 90, ""), map[string]any{"version": "2", "weight": 10, "uri": "hf://org/v2", "credentialsSecretRef": map[string]any{"name": "hf", "key": "a key"}}),
+			field: "spec.traffic[1].credentialsSecretRef.key", fix: "alphanumeric characters",
+		},
+		"CredentialsPVCPrimaryWithCanary": {
+			xr:    both(model("uri", "pvc://shared/llama"), model("credentialsSecretRef", map[string]any{"name": "hf"}), traffic(tv("1", 90, ""), tv("2", 10, "hf://org/v2"))),
+			field: "spec.model.credentialsSecretRef", fix: "names its own",
 		},
 		"CredentialsBadName": {xr: model("credentialsSecretRef", map[string]any{"name": "HF_Credentials"}), field: "spec.model.credentialsSecretRef.name", fix: "lower case alphanumeric"},
 		"CredentialsBadKey":  {xr: model("credentialsSecretRef", map[string]any{"name": "hf", "key": "my key"}), field: "spec.model.credentialsSecretRef.key", fix: "alphanumeric characters, '-', '_' or '.'"},
@@ -182,7 +220,7 @@ func TestBadInput(t *testing.T) {
 		"TrafficVersionBadName":    {xr: traffic(tv("1", 90, ""), tv("V2_beta", 10, "hf://org/v2")), field: "spec.traffic[1].version", fix: "use lowercase letters, digits and '-'"},
 		"TrafficVersionTooLong":    {xr: traffic(tv("1", 90, ""), tv(strings.Repeat("v", 60), 10, "hf://org/v2")), field: "spec.traffic[1].version", fix: "at most 57 characters"},
 		"TrafficPrimaryNotALabel":  {xr: both(model("version", "1.0"), traffic(tv("1.0", 90, ""), tv("2", 10, "hf://org/v2"))), field: "spec.traffic[0].version", fix: "use lowercase letters, digits and '-'"},
-		"TrafficPrimaryWithURI":    {xr: traffic(tv("1", 90, "hf://org/other"), tv("2", 10, "hf://org/v2")), field: "spec.traffic[0]", fix: "remove uri and revision here"},
+		"TrafficPrimaryWithURI":    {xr: traffic(tv("1", 90, "hf://org/other"), tv("2", 10, "hf://org/v2")), field: "spec.traffic[0]", fix: "remove uri, revision and credentialsSecretRef here"},
 		"TrafficWeightOver100":     {xr: traffic(tv("1", 150, ""), tv("2", -50, "hf://org/v2")), field: "spec.traffic[0].weight", fix: "use a percentage from 0 to 100"},
 		"TrafficSameWeights":       {xr: traffic(tv("1", 90, ""), tv("2", 10, "hf://meta-llama/Llama-3.1-8B-Instruct")), field: "spec.traffic[1]", fix: "must differ from the primary in its weights"},
 		"TrafficCanaryBadURI":      {xr: traffic(tv("1", 90, ""), tv("2", 10, "ftp://x/y")), field: "spec.traffic[1].uri", fix: "use hf://, s3://, gs://, http(s):// or pvc://"},
@@ -204,15 +242,69 @@ func TestBadInput(t *testing.T) {
 		"NoURINoCacheRef":         {xr: model("uri", ""), field: "spec.model.uri", fix: "is required"},
 
 		// The platform's Input.
-		"PresetMissingImage":         {input: onlyPresets(map[string]any{"image": nil}, nil), field: "input.runtimes.vllm.image", fix: "must give the vllm runtime an image"},
-		"PullerMissingImage":         {input: onlyPresets(nil, map[string]any{"image": nil}), field: "input.pullers.hf.image", fix: "must give the hf:// puller an image"},
-		"PullerMissingCommand":       {input: onlyPresets(nil, map[string]any{"command": nil}), field: "input.pullers.hf.command", fix: "a download command"},
-		"PresetMissingPort":          {input: onlyPresets(map[string]any{"port": nil}, nil), field: "input.runtimes.vllm.port", fix: "must give the vllm runtime a port"},
-		"PresetHealthPathRelative":   {input: onlyPresets(map[string]any{"healthPath": "health"}, nil), field: "input.runtimes.vllm.healthPath", fix: "starting with '/'"},
-		"PresetStartupTooShort":      {input: map[string]any{"runtimes": map[string]any{"vllm": map[string]any{"startupSeconds": 5}}}, field: "input.runtimes.vllm.startupSeconds", fix: "at least 10 seconds"},
-		"NoRuntimeForFramework":      {xr: model("framework", "tgi"), input: onlyPresets(nil, nil), field: "spec.model.framework", fix: "ask your platform team or choose another framework"},
-		"NoPullerForScheme":          {xr: model("uri", "s3://bucket/llama"), input: onlyPresets(nil, nil), field: "spec.model.uri", fix: "ask your platform team or use another source"},
+		"PresetMissingImage":               {input: onlyPresets(map[string]any{"image": nil}, nil), field: "input.runtimes.vllm.image", fix: "must give the vllm runtime an image"},
+		"PullerMissingImage":               {input: onlyPresets(nil, map[string]any{"image": nil}), field: "input.pullers.hf.image", fix: "must give the hf:// puller an image"},
+		"PullerMissingCommand":             {input: onlyPresets(nil, map[string]any{"command": nil}), field: "input.pullers.hf.command", fix: "a download command"},
+		"PresetMissingPort":                {input: onlyPresets(map[string]any{"port": nil}, nil), field: "input.runtimes.vllm.port", fix: "must give the vllm runtime a port"},
+		"PresetHealthPathRelative":         {input: onlyPresets(map[string]any{"healthPath": "health"}, nil), field: "input.runtimes.vllm.healthPath", fix: "starting with '/'"},
+		"PresetStartupTooShort":            {input: map[string]any{"runtimes": map[string]any{"vllm": map[string]any{"startupSeconds": 5}}}, field: "input.runtimes.vllm.startupSeconds", fix: "at least 10 seconds"},
+		"NoRuntimeForFramework":            {xr: model("framework", "tgi"), input: onlyPresets(nil, nil), field: "spec.model.framework", fix: "ask your platform team or choose another framework"},
+		"NoPullerForScheme":                {xr: model("uri", "s3://bucket/llama"), input: onlyPresets(nil, nil), field: "spec.model.uri", fix: "ask your platform team or use another source"},
+		"InputServiceAccountBadName":       {input: map[string]any{"serverServiceAccount": map[string]any{"name": "Model_Servers"}}, field: "input.serverServiceAccount.name", fix: "is not a ServiceAccount name"},
+		"NetworkPolicyBadGatewayNamespace": {input: map[string]any{"networkPolicy": map[string]any{"enabled": true, "gatewayNamespace": "Gateways"}}, field: "input.networkPolicy.gatewayNamespace", fix: "is not a namespace name"},
+		"NetworkPolicyBadMetricsNamespace": {input: map[string]any{"networkPolicy": map[string]any{"enabled": true, "metricsNamespace": "monitoring_ns"}}, field: "input.networkPolicy.metricsNamespace", fix: "is not a namespace name"},
+		"InputBadHostEntry":                {input: map[string]any{"policy": map[string]any{"allowedURIHosts": []any{"models.internal"}}}, field: "input.policy.allowedURIHosts", fix: "e.g. hf://meta-llama"},
+		// Names another owner already has (names.go).
+		"NameTakenByCanary": {
+			xr:    set("llama-2", "metadata", "labels", labelClaimName),
+			taken: map[string]map[string]any{"llama-2": takenService("llama-2", "llama", "2", componentCanary)},
+			field: "metadata.name", fix: `which InferenceService llama (for its version "2") already has`,
+		},
+		"VersionTakenByClaim": {
+			xr:    traffic(tv("1", 90, ""), tv("2", 10, "hf://org/v2")),
+			taken: map[string]map[string]any{"llama-2": takenService("llama-2", "llama-2", "1", componentServer)},
+			field: "spec.traffic[1].version", fix: "which InferenceService llama-2 already has",
+		},
 		"PresetMissingImageServeSet": {xr: set(map[string]any{"port": 0}, "spec", "serve"), input: onlyPresets(map[string]any{"image": nil}, nil), field: "input.runtimes.vllm.image", fix: "or set spec.serve.image"},
+	}
+	// policy is an Input with input.policy set to p.
+	policy := func(p map[string]any) map[string]any { return map[string]any{"policy": p} }
+	envFrom := set(map[string]any{"env": []any{map[string]any{"name": "DB", "valueFrom": map[string]any{"secretKeyRef": map[string]any{"name": "db", "key": "password"}}}}}, "spec", "serve")
+	policyCases := map[string]struct {
+		xr    func(map[string]any)
+		input map[string]any
+		field string
+		fix   string
+		taken map[string]map[string]any
+	}{
+		// The platform's guardrails: each refusal names the claim's field,
+		// the limit and the input.policy setting (checked below).
+		"PolicyGPUsPerClaim":             {xr: both(set(2, "spec", "resources", "gpu"), set(map[string]any{"min": 3}, "spec", "replicas")), input: policy(map[string]any{"maxGPUsPerClaim": 4}), field: "spec.resources.gpu", fix: "is 6 GPUs, over the limit of 4 GPUs per claim"},
+		"PolicyGPUsAutoscalerMax":        {xr: both(set(map[string]any{"min": 1, "max": 8}, "spec", "replicas"), set(map[string]any{"enabled": true}, "spec", "autoscaling")), input: policy(map[string]any{"maxGPUsPerClaim": 4}), field: "spec.resources.gpu", fix: "on up to 8 servers"},
+		"PolicyGPUsEveryVersion":         {xr: both(set(map[string]any{"min": 4}, "spec", "replicas"), traffic(tv("1", 90, ""), tv("2", 10, "hf://org/v2"))), input: policy(map[string]any{"maxGPUsPerClaim": 4}), field: "spec.resources.gpu", fix: "on up to 5 servers (every version"},
+		"PolicyReplicasMin":              {xr: set(map[string]any{"min": 5}, "spec", "replicas"), input: policy(map[string]any{"maxReplicas": 4}), field: "spec.replicas.min", fix: "over the limit of 4"},
+		"PolicyReplicasMax":              {xr: both(set(map[string]any{"min": 1, "max": 10}, "spec", "replicas"), set(map[string]any{"enabled": true}, "spec", "autoscaling")), input: policy(map[string]any{"maxReplicas": 4}), field: "spec.replicas.max", fix: "over the limit of 4"},
+		"PolicyCPU":                      {xr: set("64", "spec", "resources", "cpu"), input: policy(map[string]any{"maxCPUPerServer": "16"}), field: "spec.resources.cpu", fix: "request at most 16"},
+		"PolicyCPUInputDefault":          {input: map[string]any{"resources": map[string]any{"cpu": "32"}, "policy": map[string]any{"maxCPUPerServer": "16"}}, field: "input.resources.cpu", fix: "request at most 16"},
+		"PolicyMemory":                   {xr: set("512Gi", "spec", "resources", "memory"), input: policy(map[string]any{"maxMemoryPerServer": "128Gi"}), field: "spec.resources.memory", fix: "request at most 128Gi"},
+		"PolicyMemoryInputDefault":       {input: map[string]any{"resources": map[string]any{"memory": "256Gi"}, "policy": map[string]any{"maxMemoryPerServer": "128Gi"}}, field: "input.resources.memory", fix: "request at most 128Gi"},
+		"PolicyStorageSize":              {xr: set("2Ti", "spec", "storage", "size"), input: policy(map[string]any{"maxStorageSize": "1Ti"}), field: "spec.storage.size", fix: "request at most 1Ti"},
+		"PolicyStorageSizeInputDefault":  {input: policy(map[string]any{"maxStorageSize": "10Gi"}), field: "input.storage.size", fix: "request at most 10Gi"},
+		"PolicyStorageClass":             {xr: set("premium", "spec", "storage", "storageClassName"), input: policy(map[string]any{"allowedStorageClasses": []any{"standard"}}), field: "spec.storage.storageClassName", fix: "use one of them"},
+		"PolicyStorageClassUnset":        {input: policy(map[string]any{"allowedStorageClasses": []any{"standard"}}), field: "spec.storage.storageClassName", fix: "set one of them"},
+		"PolicyStorageClassInputDefault": {input: map[string]any{"storage": map[string]any{"storageClassName": "premium"}, "policy": map[string]any{"allowedStorageClasses": []any{"standard"}}}, field: "input.storage.storageClassName", fix: "must make them agree"},
+		"PolicyServerImage":              {xr: set("docker.io/evil/miner:1", "spec", "serve", "image"), input: policy(map[string]any{"allowedServerImages": []any{"registry.internal/"}}), field: "spec.serve.image", fix: "use one of them"},
+		"PolicyServerImageLookalike":     {xr: set("docker.io/vllm/vllm-openai-evil:1", "spec", "serve", "image"), input: policy(map[string]any{"allowedServerImages": []any{"docker.io/vllm/vllm-openai"}}), field: "spec.serve.image", fix: "use one of them"},
+		"PolicyServerImagePreset":        {input: policy(map[string]any{"allowedServerImages": []any{"registry.internal/"}}), field: "input.runtimes.vllm.image", fix: "pin the preset to an allowed image"},
+		"PolicyURIScheme":                {xr: model("uri", "s3://bucket/llama"), input: policy(map[string]any{"allowedURISchemes": []any{"hf"}}), field: "spec.model.uri", fix: "pull from one of them"},
+		"PolicyURIHost":                  {xr: model("uri", "hf://evil/llama"), input: policy(map[string]any{"allowedURIHosts": []any{"hf://meta-llama"}}), field: "spec.model.uri", fix: "hf://evil is not among the sources"},
+		"PolicyURIHostSubdomain":         {xr: model("uri", "https://models.internal.evil.com/m.gguf"), input: policy(map[string]any{"allowedURIHosts": []any{"https://*.models.internal"}}), field: "spec.model.uri", fix: "is not among the sources"},
+		"PolicyCanaryURIHost":            {xr: traffic(tv("1", 90, ""), tv("2", 10, "https://mirror.example.com/v2.gguf")), input: policy(map[string]any{"allowedURIHosts": []any{"hf://*"}}), field: "spec.traffic[1].uri", fix: "is not among the sources"},
+		"PolicyPVC":                      {xr: model("uri", "pvc://shared/llama"), input: policy(map[string]any{"allowPVCURIs": false}), field: "spec.model.uri", fix: "input.policy.allowPVCURIs: false"},
+		"PolicyEnvValueFrom":             {xr: envFrom, input: policy(map[string]any{"allowEnvValueFrom": false}), field: "spec.serve.env[0].valueFrom", fix: "set a value"},
+	}
+	for name, tc := range policyCases {
+		cases[name] = tc
 	}
 	if len(cases) < 30 {
 		t.Fatalf("the catalogue has %d cases; keep at least 30", len(cases))
@@ -223,7 +315,7 @@ func TestBadInput(t *testing.T) {
 			if tc.xr != nil {
 				tc.xr(xr)
 			}
-			rsp := run(t, newRequest(t, xr, tc.input))
+			rsp := run(t, withServices(t, newRequest(t, xr, tc.input), tc.taken))
 
 			var fatals []*fnv1.Result
 			for _, r := range rsp.GetResults() {
@@ -252,6 +344,10 @@ func TestBadInput(t *testing.T) {
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("Fatal result (-want +got):\n%s\nmessage: %s", diff, msg)
 			}
+			// A guardrail's refusal says the platform set it, and where.
+			if _, ok := policyCases[name]; ok && (!strings.Contains(msg, "input.policy.") || !strings.Contains(msg, "platform")) {
+				t.Errorf("the refusal does not say that the platform set the limit (input.policy.*): %s", msg)
+			}
 		})
 	}
 }
@@ -277,22 +373,31 @@ func TestBadInputKeepsNothing(t *testing.T) {
 func TestBadModelCache(t *testing.T) {
 	cases := map[string]struct {
 		edit       func(map[string]any)
+		input      map[string]any
 		field, fix string
 	}{
-		"PVCURI":            {edit: func(x map[string]any) { setPath(x, "pvc://shared/llama", "spec", "uri") }, field: "spec.uri", fix: "already live in a volume"},
-		"FTPURI":            {edit: func(x map[string]any) { setPath(x, "ftp://x/y", "spec", "uri") }, field: "spec.uri", fix: "use hf://"},
-		"DuplicateRevision": {edit: func(x map[string]any) { setPath(x, []any{"main", "main"}, "spec", "revisions") }, field: "spec.revisions[1]", fix: "list each revision once"},
-		"EmptyRevision":     {edit: func(x map[string]any) { setPath(x, []any{"main", ""}, "spec", "revisions") }, field: "spec.revisions[1]", fix: "leave spec.revisions out to pull the default"},
-		"BadRevision":       {edit: func(x map[string]any) { setPath(x, []any{"../x"}, "spec", "revisions") }, field: "spec.revisions[0]", fix: "use a branch, tag, commit"},
-		"BadSecret":         {edit: func(x map[string]any) { setPath(x, map[string]any{"name": "HF_X"}, "spec", "credentialsSecretRef") }, field: "spec.credentialsSecretRef.name", fix: "lower case alphanumeric"},
-		"BadAccessMode":     {edit: func(x map[string]any) { setPath(x, "ReadOnlyMany", "spec", "storage", "accessMode") }, field: "spec.storage.accessMode", fix: "use ReadWriteOnce or ReadWriteMany"},
-		"NameLeadingDigit":  {edit: func(x map[string]any) { setPath(x, "1llama", "metadata", "labels", labelClaimName) }, field: "metadata.name", fix: "rename the ModelCache"},
+		"PolicyStorageSize":  {edit: func(x map[string]any) { setPath(x, "2Ti", "spec", "storage", "size") }, input: map[string]any{"policy": map[string]any{"maxStorageSize": "1Ti"}}, field: "spec.storage.size", fix: "input.policy.maxStorageSize"},
+		"PolicyStorageClass": {edit: func(x map[string]any) { setPath(x, "premium", "spec", "storage", "storageClassName") }, input: map[string]any{"policy": map[string]any{"allowedStorageClasses": []any{"standard"}}}, field: "spec.storage.storageClassName", fix: "input.policy.allowedStorageClasses"},
+		"PolicyURIScheme":    {edit: func(x map[string]any) {}, input: map[string]any{"policy": map[string]any{"allowedURISchemes": []any{"s3"}}}, field: "spec.uri", fix: "input.policy.allowedURISchemes"},
+		"PolicyURIHost":      {edit: func(x map[string]any) {}, input: map[string]any{"policy": map[string]any{"allowedURIHosts": []any{"hf://mistralai"}}}, field: "spec.uri", fix: "input.policy.allowedURIHosts"},
+		"PVCURI":             {edit: func(x map[string]any) { setPath(x, "pvc://shared/llama", "spec", "uri") }, field: "spec.uri", fix: "already live in a volume"},
+		"FTPURI":             {edit: func(x map[string]any) { setPath(x, "ftp://x/y", "spec", "uri") }, field: "spec.uri", fix: "use hf://"},
+		"DuplicateRevision":  {edit: func(x map[string]any) { setPath(x, []any{"main", "main"}, "spec", "revisions") }, field: "spec.revisions[1]", fix: "list each revision once"},
+		"EmptyRevision":      {edit: func(x map[string]any) { setPath(x, []any{"main", ""}, "spec", "revisions") }, field: "spec.revisions[1]", fix: "leave spec.revisions out to pull the default"},
+		"BadRevision":        {edit: func(x map[string]any) { setPath(x, []any{"../x"}, "spec", "revisions") }, field: "spec.revisions[0]", fix: "use a branch, tag, commit"},
+		"BadSecret":          {edit: func(x map[string]any) { setPath(x, map[string]any{"name": "HF_X"}, "spec", "credentialsSecretRef") }, field: "spec.credentialsSecretRef.name", fix: "lower case alphanumeric"},
+		"BadAccessMode":      {edit: func(x map[string]any) { setPath(x, "ReadOnlyMany", "spec", "storage", "accessMode") }, field: "spec.storage.accessMode", fix: "use ReadWriteOnce or ReadWriteMany"},
+		"NameLeadingDigit":   {edit: func(x map[string]any) { setPath(x, "1llama", "metadata", "labels", labelClaimName) }, field: "metadata.name", fix: "rename the ModelCache"},
+		"PlainHTTPCredentials": {edit: func(x map[string]any) {
+			setPath(x, "http://mirror.internal/llama.gguf", "spec", "uri")
+			setPath(x, map[string]any{"name": "mirror"}, "spec", "credentialsSecretRef")
+		}, field: "spec.credentialsSecretRef", fix: "input.policy.plainHTTPCredentialHosts"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			xr := readYAML(t, "../examples/modelcache/xr.yaml")
 			tc.edit(xr)
-			rsp := run(t, newRequest(t, xr, nil))
+			rsp := run(t, newRequest(t, xr, tc.input))
 			msg := fatalMessage(rsp)
 			if !strings.Contains(msg, tc.field+":") || !strings.Contains(msg, tc.fix) {
 				t.Errorf("Fatal %q does not name %s with the fix %q", msg, tc.field, tc.fix)
@@ -302,4 +407,79 @@ func TestBadModelCache(t *testing.T) {
 			}
 		})
 	}
+}
+
+// spoofedNamespaced is xr as a namespaced (Crossplane v2) InferenceService
+// innocent in team-a whose author labelled it as team-b's claim llama.
+func spoofedNamespaced(xr map[string]any) map[string]any {
+	xr["apiVersion"] = "inference.inferno.dev/v1alpha1"
+	xr["kind"] = "InferenceService"
+	xr["metadata"] = map[string]any{
+		"name": "innocent", "namespace": "team-a",
+		"labels": map[string]any{labelClaimName: "llama", labelClaimNamespace: "team-b"},
+	}
+	delete(xr["spec"].(map[string]any), "claimRef")
+	delete(xr["spec"].(map[string]any), "compositionRef")
+	return xr
+}
+
+// TestBadInputSpoofedClaimLabels: a namespaced InferenceService cannot
+// take another team's identity by writing Crossplane's claim labels. It is
+// not refused (the labels are ignored, with a warning), and everything
+// stays its own: every object is in team-a and named after innocent, the
+// HTTPRoute's hostname and status.url/routeURL are innocent's in team-a,
+// and the ModelCache it names is looked up in team-a.
+func TestBadInputSpoofedClaimLabels(t *testing.T) {
+	t.Run("split routed through a Gateway", func(t *testing.T) {
+		xr := spoofedNamespaced(canaryXR(t))
+		rsp, _ := settle(t, xr, gatewayInput(t), world{RouteState: "accepted"}, nil)
+		type placement struct{ Namespace, NamedAfter string }
+		want, got := map[string]placement{}, map[string]placement{}
+		for rn, r := range rsp.GetDesired().GetResources() {
+			md, _ := r.GetResource().AsMap()["metadata"].(map[string]any)
+			name, _ := md["name"].(string)
+			after := name
+			if strings.HasPrefix(name, "innocent-") || strings.HasPrefix(name, "innocent.") {
+				after = "innocent"
+			}
+			got[rn] = placement{Namespace: md["namespace"].(string), NamedAfter: after}
+			want[rn] = placement{Namespace: "team-a", NamedAfter: "innocent"}
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("namespace and name of every composed object (-want +got):\n%s", diff)
+		}
+		route := desiredObject[gatewayv1.HTTPRoute](t, rsp, resourceRoute)
+		st := statusOf(rsp)
+		type identity struct{ Hostnames, URL, RouteURL string }
+		wantID := identity{Hostnames: "innocent.team-a.models.example.com", URL: "http://innocent.team-a.svc.cluster.local:80", RouteURL: "http://innocent.team-a.models.example.com"}
+		var hosts []string
+		for _, h := range route.Spec.Hostnames {
+			hosts = append(hosts, string(h))
+		}
+		gotID := identity{Hostnames: strings.Join(hosts, ","), URL: fmt.Sprint(st["url"]), RouteURL: fmt.Sprint(st["routeURL"])}
+		if diff := cmp.Diff(wantID, gotID); diff != "" {
+			t.Errorf("route hostname and status URLs (-want +got):\n%s", diff)
+		}
+		if _, ok := warningWith(rsp, "metadata.labels: "); !ok {
+			t.Errorf("no warning that the claim labels are ignored; warnings: %v", warningsOf(rsp))
+		}
+	})
+	t.Run("ModelCache lookup", func(t *testing.T) {
+		xr := spoofedNamespaced(readYAML(t, onCacheXRPath))
+		rsp := run(t, newRequest(t, xr, nil))
+		want := &fnv1.ResourceSelector{ApiVersion: "inference.inferno.io/v1alpha1", Kind: "ModelCache", Match: &fnv1.ResourceSelector_MatchName{MatchName: "llama-3-1-8b"}, Namespace: proto.String("team-a")}
+		if got := rsp.GetRequirements().GetResources()[requirementCache]; !proto.Equal(got, want) {
+			t.Errorf("ModelCache requirement %v, want %v", got, want)
+		}
+		missing := run(t, withRequired(t, newRequest(t, xr, nil)))
+		if msg := conditionMessage(missing, conditionWeightsReady); !strings.Contains(msg, "in namespace team-a") {
+			t.Errorf("WeightsReady message %q does not look in team-a", msg)
+		}
+	})
+	t.Run("cluster-scoped composite keeps the claim labels", func(t *testing.T) {
+		s := mustResolve(t, testXR(), nil)
+		if s.Name != "llama" || s.Namespace != "team-a" {
+			t.Errorf("a claim's composite renders as %s/%s, want team-a/llama", s.Namespace, s.Name)
+		}
+	})
 }

@@ -619,3 +619,77 @@ func TestCanaryObjectNames(t *testing.T) {
 		seen[key] = n
 	}
 }
+
+// TestCredentialsPerSource: a version of a split pulls with its own
+// credentials, or with spec.model's only when it pulls from the same
+// source (scheme and organisation, bucket or host); otherwise with none,
+// and a warning says so. Plain http:// gets credentials only from a host
+// the platform lists.
+func TestCredentialsPerSource(t *testing.T) {
+	type creds struct {
+		Secrets []string // env name <- secret/key, or envFrom <- secret
+		Warned  bool
+	}
+	for name, tc := range map[string]struct {
+		canary map[string]any
+		in     map[string]any
+		want   creds
+	}{
+		"SameOrganisation":  {canary: map[string]any{"uri": "hf://meta-llama/Llama-3.2-3B-Instruct"}, want: creds{Secrets: []string{"HF_TOKEN <- hf-credentials/HF_TOKEN"}}},
+		"OtherOrganisation": {canary: map[string]any{"uri": "hf://mistralai/Mistral-7B-v0.3"}, want: creds{Warned: true}},
+		// The leak: HF_TOKEN renamed to the http puller's
+		// BEARER_TOKEN and sent to a mirror.
+		"OtherScheme": {canary: map[string]any{"uri": "https://mirror.example.com/llama.gguf"}, want: creds{Warned: true}},
+		"OwnSecret": {
+			canary: map[string]any{"uri": "https://mirror.example.com/llama.gguf", "credentialsSecretRef": map[string]any{"name": "mirror-token", "key": "TOKEN"}},
+			want:   creds{Secrets: []string{"BEARER_TOKEN <- mirror-token/TOKEN"}},
+		},
+		"OwnSecretEveryKey": {
+			canary: map[string]any{"uri": "s3://models/llama-v2", "credentialsSecretRef": map[string]any{"name": "aws"}},
+			want:   creds{Secrets: []string{"envFrom <- aws"}},
+		},
+		"PlainHTTPListedHost": {
+			canary: map[string]any{"uri": "http://Mirror.Internal/llama.gguf", "credentialsSecretRef": map[string]any{"name": "mirror-token", "key": "TOKEN"}},
+			in:     map[string]any{"policy": map[string]any{"plainHTTPCredentialHosts": []any{"mirror.internal"}}},
+			want:   creds{Secrets: []string{"BEARER_TOKEN <- mirror-token/TOKEN"}},
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			xr := canaryXR(t)
+			entry := map[string]any{"version": "2", "weight": 10}
+			for k, v := range tc.canary {
+				entry[k] = v
+			}
+			setPath(xr, []any{map[string]any{"version": "1", "weight": 90}, entry}, "spec", "traffic")
+			rsp := run(t, newRequest(t, xr, tc.in))
+			if msg := fatalMessage(rsp); msg != "" {
+				t.Fatalf("fatal: %s", msg)
+			}
+			var got creds
+			for _, n := range desiredNames(rsp) {
+				if !strings.HasPrefix(n, resourceJobPrefix) {
+					continue
+				}
+				j := desiredObject[batchv1.Job](t, rsp, n)
+				if j.Annotations[annotationModelURI] != tc.canary["uri"] {
+					continue
+				}
+				c := j.Spec.Template.Spec.Containers[0]
+				for _, e := range c.Env {
+					if r := e.ValueFrom; r != nil && r.SecretKeyRef != nil {
+						got.Secrets = append(got.Secrets, fmt.Sprintf("%s <- %s/%s", e.Name, r.SecretKeyRef.Name, r.SecretKeyRef.Key))
+					}
+				}
+				for _, e := range c.EnvFrom {
+					if e.SecretRef != nil {
+						got.Secrets = append(got.Secrets, "envFrom <- "+e.SecretRef.Name)
+					}
+				}
+			}
+			_, got.Warned = warningWith(rsp, "spec.traffic[1].credentialsSecretRef: ")
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("the canary's pull Job credentials (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

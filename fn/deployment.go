@@ -150,6 +150,10 @@ func renderDeployment(s *service, v *modelVersion, w weights) *appsv1.Deployment
 	}
 	pod := corev1.PodSpec{
 		SecurityContext: podSecurityContext(),
+		// The servers run images the claim may choose: no Kubernetes API
+		// token unless the platform's Input grants one.
+		ServiceAccountName:           s.ServiceAccount,
+		AutomountServiceAccountToken: ptrTo(s.ServerToken),
 		// Let in-flight generations finish when a server is replaced: the
 		// drain pause, then up to a minute for the last answers.
 		TerminationGracePeriodSeconds: ptrTo(int64(60 + drainSeconds)),

@@ -520,3 +520,38 @@ func TestMergeEnv(t *testing.T) {
 		})
 	}
 }
+
+// TestNoAPIToken: no pod mounts a Kubernetes API token unless the Input
+// grants the servers one; the servers run under the Input's ServiceAccount
+// when it names one, and pull pods never get a token.
+func TestNoAPIToken(t *testing.T) {
+	type pods struct {
+		ServerAccount          string
+		ServerToken, PullToken *bool
+	}
+	for name, tc := range map[string]struct {
+		in   map[string]any
+		want pods
+	}{
+		"NoInput":             {want: pods{ServerToken: ptrTo(false), PullToken: ptrTo(false)}},
+		"ServiceAccount":      {in: map[string]any{"serverServiceAccount": map[string]any{"name": "model-servers"}}, want: pods{ServerAccount: "model-servers", ServerToken: ptrTo(false), PullToken: ptrTo(false)}},
+		"ServiceAccountToken": {in: map[string]any{"serverServiceAccount": map[string]any{"name": "vault-auth", "automountToken": true}}, want: pods{ServerAccount: "vault-auth", ServerToken: ptrTo(true), PullToken: ptrTo(false)}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			servers, _ := pulled(t, testXR(), tc.in)
+			d := desiredObject[appsv1.Deployment](t, servers, resourceDeployment)
+			j := desiredObject[batchv1.Job](t, servers, pullJobResource(t, servers))
+			got := pods{
+				ServerAccount: d.Spec.Template.Spec.ServiceAccountName,
+				ServerToken:   d.Spec.Template.Spec.AutomountServiceAccountToken,
+				PullToken:     j.Spec.Template.Spec.AutomountServiceAccountToken,
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("service accounts and tokens (-want +got):\n%s", diff)
+			}
+			if j.Spec.Template.Spec.ServiceAccountName != "" {
+				t.Errorf("the pull Job runs as %q; it must keep the namespace's default", j.Spec.Template.Spec.ServiceAccountName)
+			}
+		})
+	}
+}

@@ -78,9 +78,14 @@ func renderInferenceService(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionR
 		return composition{}, nil, err
 	}
 	s.useCache(cache)
-	// The requirement goes out on every call, so that Crossplane sees it
-	// stable and stops iterating.
+	// The requirements go out on every call, before any refusal, so that
+	// Crossplane sees them stable and stops iterating.
 	requireCache(rsp, s)
+	names := claimedServices(s, xr.Spec, req.GetObserved().GetResources())
+	requireServices(rsp, s, names)
+	if err := checkNameClashes(req, s, names); err != nil {
+		return composition{}, warnings, err
+	}
 	c, err := compose(s, req.GetObserved().GetResources())
 	return c, warnings, err
 }
@@ -178,6 +183,7 @@ func compose(s *service, ocds map[string]*fnv1.Resource) (composition, error) {
 		switch {
 		case v.Model.pulled():
 			p.Pull, p.PullDetail = pullState(ov.Job)
+			p.PullFailure = pullFailureOf(ov.Job)
 			p.JobName = jobs[i].Job.Name
 			add(jobs[i].Resource, jobs[i].Job, p.Pull == jobComplete)
 		case v.Model.Cache != "":
@@ -218,6 +224,17 @@ func compose(s *service, ocds map[string]*fnv1.Resource) (composition, error) {
 		ok, st := routeReady(s, o.Route, backends)
 		add(resourceRoute, renderHTTPRoute(s, backends), ok)
 		rt = &st
+	}
+
+	if s.NetworkPolicy != nil {
+		// From the first call, so the pull pods are covered from their
+		// start and the servers from theirs.
+		if s.pulledAny() {
+			_, seen := ocds[resourceNetworkPolicyPull]
+			add(resourceNetworkPolicyPull, renderPullPolicy(s), networkPolicyReady(seen))
+		}
+		_, seen := ocds[resourceNetworkPolicy]
+		add(resourceNetworkPolicy, renderServerPolicy(s), networkPolicyReady(seen))
 	}
 
 	c.Report = statusFor(s, o, ps, mainService, rt)

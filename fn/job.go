@@ -1,10 +1,14 @@
 package fn
 
 import (
+	"strconv"
+
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/inferno-ai/function-inferno/input/v1beta1"
 )
 
 // resourceJobPrefix starts the composition resource name of a pull Job.
@@ -24,6 +28,31 @@ const (
 	envModelRevision = "MODEL_REVISION"
 	envTargetDir     = "TARGET_DIR"
 )
+
+// pullContainer names the puller's container.
+const pullContainer = "pull"
+
+// pullFailurePolicy fails the Job at once when the puller says its
+// download stalled (it retried already; another pod would stall again),
+// which the Job's Failed condition then reports as reason PodFailurePolicy;
+// and does not count pods that a node drain or preemption stopped against
+// the backoff limit.
+func pullFailurePolicy() *batchv1.PodFailurePolicy {
+	return &batchv1.PodFailurePolicy{Rules: []batchv1.PodFailurePolicyRule{
+		{
+			Action: batchv1.PodFailurePolicyActionFailJob,
+			OnExitCodes: &batchv1.PodFailurePolicyOnExitCodesRequirement{
+				ContainerName: ptrTo(pullContainer),
+				Operator:      batchv1.PodFailurePolicyOnExitCodesOpIn,
+				Values:        []int32{v1beta1.PullStalledExitCode},
+			},
+		},
+		{
+			Action:          batchv1.PodFailurePolicyActionIgnore,
+			OnPodConditions: []batchv1.PodFailurePolicyOnPodConditionsPattern{{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue}},
+		},
+	}}
+}
 
 // pullJob is a rendered pull Job and its composition resource name.
 type pullJob struct {
@@ -66,6 +95,7 @@ func renderPullJob(s *service, v *modelVersion) pullJob {
 		{Name: envModelRevision, Value: m.Revision},
 		{Name: envTargetDir, Value: mountCache + "/" + cacheDir(m)},
 	}
+	env = append(env, corev1.EnvVar{Name: v1beta1.EnvPullStallSeconds, Value: strconv.Itoa(int(s.PullStall))})
 	env = append(env, scratchEnv()...)
 	var envFrom []corev1.EnvFromSource
 	if ref := m.Secret; ref != nil {
@@ -92,15 +122,20 @@ func renderPullJob(s *service, v *modelVersion) pullJob {
 			// logs of a failed attempt stay readable.
 			RestartPolicy:   corev1.RestartPolicyNever,
 			SecurityContext: podSecurityContext(),
-			NodeSelector:    nodeSelector,
-			Tolerations:     tolerations,
+			// A download needs no Kubernetes API token.
+			AutomountServiceAccountToken: ptrTo(false),
+			NodeSelector:                 nodeSelector,
+			Tolerations:                  tolerations,
 			Containers: []corev1.Container{{
-				Name:            "pull",
-				Image:           v.Puller.Image,
-				Command:         v.Puller.Command,
-				Env:             env,
-				EnvFrom:         envFrom,
-				SecurityContext: containerSecurityContext(),
+				Name: pullContainer,
+				// kubectl describe shows the puller's last words (a
+				// stall says so) as the container's termination message.
+				TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
+				Image:                    v.Puller.Image,
+				Command:                  v.Puller.Command,
+				Env:                      env,
+				EnvFrom:                  envFrom,
+				SecurityContext:          containerSecurityContext(),
 				Resources: corev1.ResourceRequirements{
 					Requests: corev1.ResourceList{
 						corev1.ResourceCPU:    resource.MustParse("500m"),
@@ -132,7 +167,13 @@ func renderPullJob(s *service, v *modelVersion) pullJob {
 				Labels:      labels,
 				Annotations: map[string]string{annotationModelURI: m.URI},
 			},
-			Spec: batchv1.JobSpec{BackoffLimit: ptrTo(s.Backoff), Template: template},
+			Spec: batchv1.JobSpec{
+				BackoffLimit: ptrTo(s.Backoff),
+				// Every pull ends: within the deadline, retries included.
+				ActiveDeadlineSeconds: ptrTo(s.PullDeadline),
+				PodFailurePolicy:      pullFailurePolicy(),
+				Template:              template,
+			},
 		},
 	}
 }

@@ -270,6 +270,7 @@ func TestPullJobSpec(t *testing.T) {
 			{Name: "MODEL_SOURCE", Value: "meta-llama/Llama-3.1-8B-Instruct"},
 			{Name: "MODEL_REVISION", Value: "main"},
 			{Name: "TARGET_DIR", Value: "/cache/" + hash},
+			{Name: "PULL_STALL_SECONDS", Value: "300"},
 			{Name: "HOME", Value: "/tmp"},
 			{Name: "XDG_CACHE_HOME", Value: "/tmp/.cache"},
 			{Name: "HF_HOME", Value: "/tmp/hf"},
@@ -423,4 +424,93 @@ func TestNoJobForPVCModels(t *testing.T) {
 	if diff := cmp.Diff([]string{resourceDeployment, resourceService}, desiredNames(rsp)); diff != "" {
 		t.Errorf("desired (-want +got):\n%s", diff)
 	}
+}
+
+// TestPullsEnd: every pull Job ends. It has a deadline (the Input's, six
+// hours by default), fails at once when the puller reports a stall, tells
+// the puller the stall period, and a stalled or timed-out Job reports a
+// reason of its own, on an InferenceService and on a ModelCache.
+func TestPullsEnd(t *testing.T) {
+	type spec struct {
+		Deadline int64
+		Stall    string
+		FailJob  []int32
+	}
+	for name, tc := range map[string]struct {
+		in   map[string]any
+		want spec
+	}{
+		"Defaults": {want: spec{Deadline: 21600, Stall: "300", FailJob: []int32{75}}},
+		"Input":    {in: map[string]any{"pullDeadlineSeconds": 3600, "pullStallSeconds": 120}, want: spec{Deadline: 3600, Stall: "120", FailJob: []int32{75}}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			rsp := run(t, newRequest(t, testXR(), tc.in))
+			j := desiredObject[batchv1.Job](t, rsp, pullJobResource(t, rsp))
+			got := spec{Stall: envValue(j.Spec.Template.Spec.Containers[0].Env, "PULL_STALL_SECONDS")}
+			if j.Spec.ActiveDeadlineSeconds != nil {
+				got.Deadline = *j.Spec.ActiveDeadlineSeconds
+			}
+			if p := j.Spec.PodFailurePolicy; p != nil && len(p.Rules) > 0 && p.Rules[0].Action == batchv1.PodFailurePolicyActionFailJob && p.Rules[0].OnExitCodes != nil {
+				got.FailJob = p.Rules[0].OnExitCodes.Values
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("pull Job (-want +got):\n%s", diff)
+			}
+		})
+	}
+
+	failedWith := func(reason, message string) map[string]any {
+		return map[string]any{"failed": 1, "conditions": []any{
+			map[string]any{"type": "FailureTarget", "status": "True", "reason": reason, "message": message},
+			map[string]any{"type": "Failed", "status": "True", "reason": reason, "message": message},
+		}}
+	}
+	stalled := failedWith("PodFailurePolicy", "Container pull for pod team-a/llama-pull-x-abcde failed with exit code 75 matching FailJob rule at index 0")
+	timedOut := failedWith("DeadlineExceeded", "Job was active longer than specified deadline")
+	for name, tc := range map[string]struct {
+		status       map[string]any
+		reason, says string
+	}{
+		"Stalled":  {status: stalled, reason: "PullStalled", says: "made no progress for 300s"},
+		"TimedOut": {status: timedOut, reason: "PullTimedOut", says: "input.pullDeadlineSeconds"},
+		"Failed":   {status: jobFailedStatus(), reason: "PullFailed", says: "BackoffLimitExceeded"},
+	} {
+		t.Run("InferenceService/"+name, func(t *testing.T) {
+			fresh := run(t, newRequest(t, testXR(), nil))
+			rsp := run(t, newRequest(t, testXR(), nil,
+				observedFrom(t, fresh, resourcePVC, pvcPhase("Bound")),
+				observedFrom(t, fresh, pullJobResource(t, fresh), tc.status)))
+			type got struct{ Reason, Phase string }
+			c := conditionsOf(rsp)[0]
+			if diff := cmp.Diff(got{tc.reason, "Failed"}, got{c.Reason, statusOf(rsp)["phase"].(string)}); diff != "" {
+				t.Errorf("WeightsReady reason and phase (-want +got):\n%s", diff)
+			}
+			if msg := conditionMessage(rsp, conditionWeightsReady); !strings.Contains(msg, tc.says) {
+				t.Errorf("message %q does not say %q", msg, tc.says)
+			}
+		})
+		t.Run("ModelCache/"+name, func(t *testing.T) {
+			cache := readYAML(t, cacheXRPath)
+			fresh := run(t, newRequest(t, cache, nil))
+			var obs []observedObject
+			for _, n := range desiredNames(fresh) {
+				if strings.HasPrefix(n, resourceJobPrefix) {
+					obs = append(obs, observedFrom(t, fresh, n, tc.status))
+				}
+			}
+			rsp := run(t, newRequest(t, cache, nil, obs...))
+			if got := conditionsOf(rsp)[0].Reason; got != tc.reason {
+				t.Errorf("ModelCache WeightsReady reason %q, want %q", got, tc.reason)
+			}
+		})
+	}
+}
+
+func envValue(env []corev1.EnvVar, name string) string {
+	for _, e := range env {
+		if e.Name == name {
+			return e.Value
+		}
+	}
+	return ""
 }

@@ -34,7 +34,7 @@ func resolveCache(xr *v1alpha1.XModelCache, in *v1beta1.Input) (*service, []stri
 	var warnings []string
 	s := &service{}
 	spec := xr.Spec
-	s.Name, s.Namespace = nameAndNamespace(xr, v1alpha1.CacheClaimKind, in, &errs)
+	s.Name, s.Namespace = nameAndNamespace(xr, v1alpha1.CacheClaimKind, in, &errs, &warnings)
 	s.Volume = s.Name + "-cache"
 
 	m := model{URI: spec.URI, Secret: spec.CredentialsSecretRef}
@@ -43,6 +43,12 @@ func resolveCache(xr *v1alpha1.XModelCache, in *v1beta1.Input) (*service, []stri
 		errs.add("spec.uri", "pvc:// weights already live in a volume: mount them with an InferenceService's spec.model.uri instead of caching them")
 	}
 	checkSecretRef(spec.CredentialsSecretRef, "spec.credentialsSecretRef", &errs)
+	if msg, bad := inClearText(m, in); bad {
+		errs.add("spec.credentialsSecretRef", "%s", msg)
+	}
+	if msg, bad := sourceRefused(m, in); bad {
+		errs.add("spec.uri", "%s", msg)
+	}
 	if m.pulled() && m.Scheme != "" {
 		p, ok := in.Puller(m.Scheme)
 		switch {
@@ -87,12 +93,16 @@ func resolveCache(xr *v1alpha1.XModelCache, in *v1beta1.Input) (*service, []stri
 		st = &v1alpha1.StorageSpec{Size: c.Size, StorageClassName: c.StorageClassName, AccessMode: c.AccessMode}
 	}
 	resolveStorage(s, st, in, &errs, &warnings)
-	s.Backoff = in.BackoffLimit()
+	resolvePulls(s, in, &errs)
+	checkPolicyInput(in, &errs)
+	s.NetworkPolicy = resolveNetworkPolicy(s, in, &errs)
+	if p := in.Policy; p != nil {
+		sz := spec.Storage != nil && spec.Storage.Size != nil
+		class := spec.Storage != nil && spec.Storage.StorageClassName != nil
+		checkStoragePolicy(s, sz, class, p, &errs)
+	}
 	if in.Scheduling != nil {
 		s.Scheduling = *in.Scheduling
-	}
-	if s.Backoff < 0 || s.Backoff > 20 {
-		errs.add("input.pullBackoffLimit", "%d is out of range; use 0 to 20", s.Backoff)
 	}
 	if err := errs.err(); err != nil {
 		return nil, nil, err
@@ -119,8 +129,13 @@ func composeCache(s *service, ocds map[string]*fnv1.Resource) (composition, erro
 	ps := make([]progress, len(s.Versions))
 	for i := range s.Versions {
 		ps[i].Pull, ps[i].PullDetail = pullState(o.Versions[i].Job)
+		ps[i].PullFailure = pullFailureOf(o.Versions[i].Job)
 		ps[i].JobName = jobs[i].Job.Name
 		c.Resources = append(c.Resources, composedResource{Name: jobs[i].Resource, Object: jobs[i].Job, Ready: ps[i].Pull == jobComplete})
+	}
+	if s.NetworkPolicy != nil {
+		_, seen := ocds[resourceNetworkPolicyPull]
+		c.Resources = append(c.Resources, composedResource{Name: resourceNetworkPolicyPull, Object: renderPullPolicy(s), Ready: networkPolicyReady(seen)})
 	}
 	st, cond := cacheStatusFor(s, o, ps)
 	c.CacheStatus = &st
@@ -138,6 +153,7 @@ func cacheStatusFor(s *service, o observed, ps []progress) (v1alpha1.ModelCacheS
 	st := v1alpha1.ModelCacheStatus{PVCName: pvcName(s), URI: s.Model.URI}
 	var failed, waiting []string
 	running := false
+	why := pullFailedOther // of the first failed revision
 	for i := range s.Versions {
 		v, p := &s.Versions[i], ps[i]
 		r := v1alpha1.CachedRevision{Revision: v.Model.Revision, Path: cacheDir(v.Model)}
@@ -148,6 +164,9 @@ func cacheStatusFor(s *service, o observed, ps []progress) (v1alpha1.ModelCacheS
 			r.Phase = v1alpha1.CacheReady
 		case jobFailed:
 			r.Phase = v1alpha1.CacheFailed
+			if len(failed) == 0 {
+				why = p.PullFailure
+			}
 			failed = append(failed, w.Message)
 		case jobRunning:
 			r.Phase = v1alpha1.CachePulling
@@ -163,6 +182,12 @@ func cacheStatusFor(s *service, o observed, ps []progress) (v1alpha1.ModelCacheS
 	switch {
 	case len(failed) > 0:
 		st.Phase, st.Message = v1alpha1.CacheFailed, strings.Join(failed, "; ")
+		switch why {
+		case pullStalled:
+			return st, condition{conditionWeightsReady, false, "PullStalled", st.Message}
+		case pullTimedOut:
+			return st, condition{conditionWeightsReady, false, "PullTimedOut", st.Message}
+		}
 		return st, condition{conditionWeightsReady, false, "PullFailed", st.Message}
 	case len(waiting) == 0:
 		st.Phase = v1alpha1.CacheReady

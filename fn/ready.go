@@ -69,6 +69,42 @@ func pullState(job *batchv1.Job) (jobState, string) {
 	return jobRunning, ""
 }
 
+// pullFailure is why a pull Job failed.
+type pullFailure int
+
+const (
+	// pullFailedOther: the puller failed, backoffLimit times.
+	pullFailedOther pullFailure = iota
+	// pullStalled: the puller said its download stalled.
+	pullStalled
+	// pullTimedOut: the Job ran past its activeDeadlineSeconds.
+	pullTimedOut
+)
+
+// pullFailureOf reads why a failed pull Job failed, from its Failed
+// condition's reason:
+//  1. DeadlineExceeded: it ran past activeDeadlineSeconds (timed out);
+//  2. PodFailurePolicy: the puller exited PullStalledExitCode, the one
+//     exit code on which the Job's pod failure policy fails it (stalled);
+//  3. anything else (BackoffLimitExceeded, …): failed.
+func pullFailureOf(job *batchv1.Job) pullFailure {
+	if job == nil {
+		return pullFailedOther
+	}
+	for _, c := range job.Status.Conditions {
+		if c.Type != batchv1.JobFailed || c.Status != corev1.ConditionTrue {
+			continue
+		}
+		switch c.Reason {
+		case batchv1.JobReasonDeadlineExceeded:
+			return pullTimedOut
+		case batchv1.JobReasonPodFailurePolicy:
+			return pullStalled
+		}
+	}
+	return pullFailedOther
+}
+
 // desiredReplicas is the observed Deployment's spec.replicas, which the API
 // server defaults to 1 and an autoscaler sets.
 func desiredReplicas(d *appsv1.Deployment) int32 {

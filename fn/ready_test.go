@@ -79,6 +79,38 @@ func TestPullState(t *testing.T) {
 	}
 }
 
+// TestPullFailureOf: why a failed pull Job failed, from its Failed
+// condition's reason.
+func TestPullFailureOf(t *testing.T) {
+	failed := func(reason string) *batchv1.Job {
+		return &batchv1.Job{Status: batchv1.JobStatus{Conditions: []batchv1.JobCondition{
+			{Type: batchv1.JobFailureTarget, Status: corev1.ConditionTrue, Reason: reason},
+			{Type: batchv1.JobFailed, Status: corev1.ConditionTrue, Reason: reason},
+		}}}
+	}
+	cases := map[string]struct {
+		job  *batchv1.Job
+		want pullFailure
+	}{
+		"Nil":                  {want: pullFailedOther},
+		"Running":              {job: &batchv1.Job{}, want: pullFailedOther},
+		"BackoffLimitExceeded": {job: failed("BackoffLimitExceeded"), want: pullFailedOther},
+		"DeadlineExceeded":     {job: failed("DeadlineExceeded"), want: pullTimedOut},
+		"PodFailurePolicy":     {job: failed("PodFailurePolicy"), want: pullStalled},
+		"FailedFalse": {
+			job:  &batchv1.Job{Status: batchv1.JobStatus{Conditions: []batchv1.JobCondition{{Type: batchv1.JobFailed, Status: corev1.ConditionFalse, Reason: "DeadlineExceeded"}}}},
+			want: pullFailedOther,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, pullFailureOf(tc.job)); diff != "" {
+				t.Errorf("pullFailureOf (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
 func TestDeploymentReady(t *testing.T) {
 	available := appsv1.DeploymentCondition{Type: appsv1.DeploymentAvailable, Status: corev1.ConditionTrue}
 	deploy := func(generation, observed int64, replicas *int32, updated, avail int32, conds ...appsv1.DeploymentCondition) *appsv1.Deployment {

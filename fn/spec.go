@@ -44,6 +44,9 @@ type service struct {
 	Name string
 	// Namespace receives the composed objects.
 	Namespace string
+	// Composite and CompositeUID identify the composite resource being
+	// rendered, which controls what it composes.
+	Composite, CompositeUID string
 
 	Model       model
 	Runtime     v1beta1.RuntimePreset // preset with spec.serve laid over it
@@ -57,10 +60,18 @@ type service struct {
 	GPUSettings v1beta1.GPUSettings
 	// Scheduling is the Input's node pool: every pod carries it.
 	Scheduling v1beta1.Scheduling
-	Storage    storage
+	// ServiceAccount runs the servers, empty for the namespace's default;
+	// ServerToken mounts its API token into them. Pull pods never get one.
+	ServiceAccount string
+	ServerToken    bool
+	Storage        storage
 	// Volume names the cache volume (PersistentVolumeClaim).
 	Volume  string
 	Backoff int32
+	// PullDeadline bounds a pull Job in seconds (activeDeadlineSeconds);
+	// PullStall is how long its download may make no progress.
+	PullDeadline int64
+	PullStall    int32
 	// Versions are the versions that serve, the primary (Model) first.
 	Versions []modelVersion
 	// Split says spec.traffic splits requests between versions: each
@@ -69,6 +80,9 @@ type service struct {
 	// Cached is the observed ModelCache of spec.model.cacheRef, nil
 	// without one.
 	Cached *cachedWeights
+	// NetworkPolicy, when the Input turns it on, says who may reach the
+	// servers; nil renders no NetworkPolicy.
+	NetworkPolicy *networkPolicy
 	// Gateway is the Input's Gateway API parent: a split is then also
 	// routed exactly by an HTTPRoute. Nil without one, or without a split.
 	Gateway *gateway
@@ -201,7 +215,8 @@ func resolve(xr *v1alpha1.XInferenceService, in *v1beta1.Input) (*service, []str
 	s := &service{}
 	spec := xr.Spec
 
-	s.Name, s.Namespace = nameAndNamespace(xr, v1alpha1.ClaimKind, in, &errs)
+	s.Name, s.Namespace = nameAndNamespace(xr, v1alpha1.ClaimKind, in, &errs, &warnings)
+	s.Composite, s.CompositeUID = xr.GetName(), string(xr.GetUID())
 	s.Volume = s.Name + "-weights"
 
 	s.Model = resolveModel(spec.Model, &errs)
@@ -229,7 +244,7 @@ func resolve(xr *v1alpha1.XInferenceService, in *v1beta1.Input) (*service, []str
 		}
 		s.Puller = p
 	}
-	s.Versions = resolveTraffic(s, spec, in, &errs)
+	s.Versions = resolveTraffic(s, spec, in, &errs, &warnings)
 	s.Split = spec.Traffic != nil
 	if s.Split {
 		s.Gateway = resolveGateway(s, in, &errs)
@@ -237,8 +252,16 @@ func resolve(xr *v1alpha1.XInferenceService, in *v1beta1.Input) (*service, []str
 	switch {
 	case s.Model.Secret != nil && s.Model.Cache != "":
 		errs.add("spec.model.credentialsSecretRef", "the ModelCache %q pulls the weights, so this service reads no credentials; set them on the ModelCache and remove them here", s.Model.Cache)
-	case s.Model.Secret != nil && !s.pulledAny():
-		errs.add("spec.model.credentialsSecretRef", "pvc:// models are mounted, not pulled, so no credentials are read; remove it")
+	case s.Model.Secret != nil && s.Model.Scheme == schemePVC:
+		// Not even for the other versions: credentials go only to the
+		// source they were given for (spec.traffic[].credentialsSecretRef).
+		errs.add("spec.model.credentialsSecretRef", "pvc:// models are mounted, not pulled, so no credentials are read; remove it (a version of spec.traffic that needs credentials names its own)")
+	}
+	if msg, bad := inClearText(s.Model, in); bad {
+		errs.add("spec.model.credentialsSecretRef", "%s", msg)
+	}
+	if msg, bad := sourceRefused(s.Model, in); bad {
+		errs.add("spec.model.uri", "%s", msg)
 	}
 	resolveCacheRef(s, spec, &errs)
 
@@ -246,10 +269,10 @@ func resolve(xr *v1alpha1.XInferenceService, in *v1beta1.Input) (*service, []str
 	spread(s)
 	resolveResources(s, spec.Resources, in, &errs, &warnings)
 	resolveStorage(s, spec.Storage, in, &errs, &warnings)
-	s.Backoff = in.BackoffLimit()
-	if s.Backoff < 0 || s.Backoff > 20 {
-		errs.add("input.pullBackoffLimit", "%d is out of range; use 0 to 20", s.Backoff)
-	}
+	resolvePulls(s, in, &errs)
+	checkPolicyInput(in, &errs)
+	checkPolicy(s, spec, in, &errs)
+	s.NetworkPolicy = resolveNetworkPolicy(s, in, &errs)
 
 	if err := errs.err(); err != nil {
 		return nil, nil, err
@@ -257,16 +280,44 @@ func resolve(xr *v1alpha1.XInferenceService, in *v1beta1.Input) (*service, []str
 	return s, warnings, nil
 }
 
+// resolvePulls applies and checks the Input's settings of pull Jobs.
+func resolvePulls(s *service, in *v1beta1.Input, errs *fieldErrors) {
+	s.Backoff, s.PullDeadline, s.PullStall = in.BackoffLimit(), in.PullDeadline(), in.PullStall()
+	if s.Backoff < 0 || s.Backoff > 20 {
+		errs.add("input.pullBackoffLimit", "%d is out of range; use 0 to 20", s.Backoff)
+	}
+	if s.PullDeadline < 60 || s.PullDeadline > 7*24*3600 {
+		errs.add("input.pullDeadlineSeconds", "%d is out of range; use 60 to 604800 seconds (a week), generously: it stops the pull, retries included", s.PullDeadline)
+	}
+	if s.PullStall < 30 || s.PullStall > 3600 {
+		errs.add("input.pullStallSeconds", "%d is out of range; use 30 to 3600 seconds", s.PullStall)
+	}
+}
+
 // nameAndNamespace finds the name and namespace of an XR's composed
-// objects: the claim's, the namespaced XR's own, or the XR's name in the
-// Input's namespace. kind is the claim kind error messages name.
-func nameAndNamespace(xr metav1.Object, kind string, in *v1beta1.Input, errs *fieldErrors) (string, string) {
+// objects. kind is the claim kind error messages name.
+//
+//  1. A namespaced (Crossplane v2) composite is named by its own
+//     metadata.name and metadata.namespace, which the API server vouches
+//     for. It has no claim, so the crossplane.io/claim-* labels on it are
+//     whatever its author wrote: they are ignored (with a warning when
+//     they name someone else), or a composite in team-a could take the
+//     name, the hostname and the ModelCache of a service in team-b.
+//  2. A cluster-scoped composite is named by the claim labels Crossplane
+//     sets on the composite it creates for a claim. Whoever may create
+//     such a composite directly can write them, so tenants must never get
+//     create on the cluster-scoped kinds (docs/security.md).
+//  3. A cluster-scoped composite without them takes its own name and the
+//     Input's namespace, or is refused.
+func nameAndNamespace(xr metav1.Object, kind string, in *v1beta1.Input, errs *fieldErrors, warnings *[]string) (string, string) {
 	name, ns := xr.GetLabels()[labelClaimName], xr.GetLabels()[labelClaimNamespace]
 	switch {
-	case name != "" && ns != "":
 	case xr.GetNamespace() != "":
-		// A namespaced (Crossplane v2) XR composes into its own namespace.
+		if (name != "" && name != xr.GetName()) || (ns != "" && ns != xr.GetNamespace()) {
+			*warnings = append(*warnings, fmt.Sprintf("metadata.labels: %s=%q and %s=%q are ignored on a namespaced %s, which is always named by its own name and namespace (%s/%s); remove them", labelClaimName, name, labelClaimNamespace, ns, kind, xr.GetNamespace(), xr.GetName()))
+		}
 		name, ns = xr.GetName(), xr.GetNamespace()
+	case name != "" && ns != "":
 	default:
 		name, ns = xr.GetName(), in.Namespace
 		if ns == "" {
@@ -395,6 +446,10 @@ func parseURI(out *model, field string, errs *fieldErrors) {
 	case "s3", "gs":
 		if host == "" {
 			errs.add(field, "%q names no bucket; write %s://bucket/prefix", uri, scheme)
+		}
+		if scheme == "gs" && strings.ContainsAny(rest, "*?[]{}") {
+			// gcloud storage expands them, to objects nobody named.
+			errs.add(field, "%q contains a wildcard (* ? [ ] { }), which gcloud storage would expand; name one bucket and prefix", uri)
 		}
 	case "http", "https":
 		if host == "" {
@@ -571,6 +626,13 @@ func resolveResources(s *service, r *v1alpha1.ResourcesSpec, in *v1beta1.Input, 
 	s.GPUSettings = in.GPUSettings()
 	if in.Scheduling != nil {
 		s.Scheduling = *in.Scheduling
+	}
+	if sa := in.ServerServiceAccount; sa != nil {
+		s.ServiceAccount = sa.Name
+		s.ServerToken = sa.AutomountToken != nil && *sa.AutomountToken
+		for _, m := range validation.IsDNS1123Subdomain(sa.Name) {
+			errs.add("input.serverServiceAccount.name", "%q is not a ServiceAccount name: %s", sa.Name, m)
+		}
 	}
 	if s.GPU == 0 && (s.Model.Framework == v1alpha1.FrameworkVLLM || s.Model.Framework == v1alpha1.FrameworkTGI || s.Model.Framework == v1alpha1.FrameworkTriton) {
 		*warnings = append(*warnings, fmt.Sprintf("spec.resources.gpu: no GPU requested; %s will run on CPU, slowly if at all", s.Model.Framework))

@@ -33,7 +33,9 @@ type condition struct {
 type progress struct {
 	Pull       jobState
 	PullDetail string // the Failed condition's reason and message
-	JobName    string
+	// PullFailure says why a failed pull failed.
+	PullFailure pullFailure
+	JobName     string
 	// Serving is set when the Deployment is rendered; Serving.ID differs
 	// from the model's hash while the servers keep older weights.
 	Serving *weights
@@ -115,6 +117,12 @@ func weightsCondition(s *service, v *modelVersion, pvc *corev1.PersistentVolumeC
 	case jobComplete:
 		return condition{conditionWeightsReady, true, "Pulled", fmt.Sprintf("the weights of %s are in volume %s", m.URI, vol)}
 	case jobFailed:
+		switch p.PullFailure {
+		case pullStalled:
+			return condition{conditionWeightsReady, false, "PullStalled", fmt.Sprintf("pull Job %s stalled: its download of %s made no progress for %ds, retries included (%s); check that the source is reachable and serving, then delete the Job to retry; read its logs with: kubectl logs -n %s job/%s", p.JobName, m.URI, s.PullStall, p.PullDetail, s.Namespace, p.JobName)}
+		case pullTimedOut:
+			return condition{conditionWeightsReady, false, "PullTimedOut", fmt.Sprintf("pull Job %s was stopped after the platform's limit of %ds (input.pullDeadlineSeconds), retries included (%s); if the weights are that large or the link that slow, ask your platform team to raise it; read its logs with: kubectl logs -n %s job/%s", p.JobName, s.PullDeadline, p.PullDetail, s.Namespace, p.JobName)}
+		}
 		return condition{conditionWeightsReady, false, "PullFailed", fmt.Sprintf("pull Job %s failed (%s); read its logs with: kubectl logs -n %s job/%s", p.JobName, p.PullDetail, s.Namespace, p.JobName)}
 	case jobRunning:
 		msg := fmt.Sprintf("pull Job %s is downloading %s into volume %s", p.JobName, m.URI, vol)

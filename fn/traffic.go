@@ -98,7 +98,7 @@ const maxTrafficTargets = 8
 // resolveTraffic checks spec.traffic against the primary model and returns
 // every version, the primary first. Without spec.traffic that is the
 // primary alone, with all the traffic.
-func resolveTraffic(s *service, spec v1alpha1.InferenceServiceSpec, in *v1beta1.Input, errs *fieldErrors) []modelVersion {
+func resolveTraffic(s *service, spec v1alpha1.InferenceServiceSpec, in *v1beta1.Input, errs *fieldErrors, warnings *[]string) []modelVersion {
 	primary := modelVersion{Primary: true, Model: s.Model, Puller: s.Puller, Weight: 100}
 	if spec.Traffic == nil {
 		return []modelVersion{primary}
@@ -135,8 +135,8 @@ func resolveTraffic(s *service, spec v1alpha1.InferenceServiceSpec, in *v1beta1.
 		if t.Version == s.Model.Version && s.Model.Version != "" {
 			primaryListed = true
 			checkVersionName(s, t.Version, f+".version", errs)
-			if t.URI != "" || t.Revision != "" {
-				errs.add(f, "is the primary version, whose weights are spec.model.uri and spec.model.revision; remove uri and revision here")
+			if t.URI != "" || t.Revision != "" || t.CredentialsSecretRef != nil {
+				errs.add(f, "is the primary version, whose weights are spec.model.uri and spec.model.revision and whose credentials spec.model.credentialsSecretRef; remove uri, revision and credentialsSecretRef here")
 			}
 			versions[0].Weight = t.Weight
 			continue
@@ -147,9 +147,28 @@ func resolveTraffic(s *service, spec v1alpha1.InferenceServiceSpec, in *v1beta1.
 			errs.add(f+".uri", "is required: version %q is not spec.model.version, so name its weights (hf://, s3://, gs://, http(s):// or pvc://)", t.Version)
 			continue
 		}
-		m := model{URI: t.URI, Revision: t.Revision, Version: t.Version, Framework: s.Model.Framework, Secret: s.Model.Secret}
+		m := model{URI: t.URI, Revision: t.Revision, Version: t.Version, Framework: s.Model.Framework, Secret: t.CredentialsSecretRef}
 		parseURI(&m, f+".uri", errs)
 		checkRevision(t.Revision, f+".revision", errs)
+		checkSecretRef(t.CredentialsSecretRef, f+".credentialsSecretRef", errs)
+		if msg, bad := sourceRefused(m, in); bad {
+			errs.add(f+".uri", "%s", msg)
+		}
+		switch {
+		case m.Secret != nil && m.Scheme == schemePVC:
+			errs.add(f+".credentialsSecretRef", "pvc:// weights are mounted, not pulled, so no credentials are read; remove it")
+		case m.Secret != nil:
+			if msg, bad := inClearText(m, in); bad {
+				errs.add(f+".credentialsSecretRef", "%s", msg)
+			}
+		case s.Model.Secret != nil && m.Scheme != "" && m.pulled():
+			// Credentials go only to the source they were given for.
+			if sameSource(s.Model, m) {
+				m.Secret = s.Model.Secret
+			} else {
+				*warnings = append(*warnings, fmt.Sprintf("%s.credentialsSecretRef: version %q pulls from %s, not from %s as spec.model does, so it does not use spec.model.credentialsSecretRef; if its source needs credentials, name them here", f, t.Version, sourceOf(m), sourceOf(s.Model)))
+			}
+		}
 		m.Hash = shortHash([]string{m.URI, m.Revision})
 		if m.Hash == s.Model.Hash {
 			errs.add(f, "serves the same uri and revision as spec.model; a version must differ from the primary in its weights")
@@ -178,6 +197,24 @@ func resolveTraffic(s *service, spec v1alpha1.InferenceServiceSpec, in *v1beta1.
 	}
 	return versions
 }
+
+// sameSource reports whether two models are pulled from the same source:
+// the same scheme and the same authority (the organisation of hf://, the
+// bucket of s3:// and gs://, host and port of http(s)://), the only case
+// in which one's credentials may go to the other's puller.
+func sameSource(a, b model) bool {
+	return a.Scheme == b.Scheme && strings.EqualFold(authority(a), authority(b))
+}
+
+// authority is the part of a model's URI between "scheme://" and the first
+// '/'.
+func authority(m model) string {
+	a, _, _ := strings.Cut(m.Source, "/")
+	return a
+}
+
+// sourceOf names a model's source in messages: scheme://authority.
+func sourceOf(m model) string { return m.Scheme + "://" + authority(m) }
 
 // checkVersionName refuses a version that cannot name its objects: the
 // Deployment and Service <name>-<version> are DNS-1035 labels.

@@ -10,41 +10,116 @@ const (
 	DefaultGPUResourceName  = "nvidia.com/gpu"
 	DefaultAccessMode       = "ReadWriteOnce"
 	DefaultPullBackoffLimit = int32(3)
+	// DefaultPullDeadlineSeconds bounds a pull Job, every retry included:
+	// six hours, enough for about a terabyte at 50 MB/s. A pull that stops
+	// making progress is stopped long before by the stall check.
+	DefaultPullDeadlineSeconds = int64(6 * 60 * 60)
+	// DefaultPullStallSeconds is how long a download may make (almost) no
+	// progress before the built-in pullers give up on it.
+	DefaultPullStallSeconds = int32(300)
 )
 
 // MarkerFile is written into TARGET_DIR by a puller once the download is
 // complete, so that a rerun of the Job is a no-op.
 const MarkerFile = ".inferno-complete"
 
+// PullStalledExitCode is the exit code by which a puller says its download
+// stalled: it made less than 1 KiB/s of progress (curl) or did not grow
+// TARGET_DIR (the others) for PULL_STALL_SECONDS, after its own retries.
+// The pull Job fails at once on it (a pod failure policy), and the
+// service reports PullStalled rather than PullFailed. Pullers of a
+// platform's own should keep to it.
+const PullStalledExitCode = int32(75)
+
+// EnvPullStallSeconds is the variable that gives a puller the stall
+// period, in seconds (input.pullStallSeconds).
+const EnvPullStallSeconds = "PULL_STALL_SECONDS"
+
 // The built-in pull scripts share one shape: skip when the marker exists,
-// download, write the marker last. The URI reaches them only through
-// environment variables, never spliced into the script, so no URI can
-// inject shell.
+// download, write the marker last. They are POSIX sh (dash, busybox ash
+// and bash run them alike). The URI reaches them only through environment
+// variables, never spliced into the script, so no URI can inject shell.
+//
+// Every download ends: curl stops a transfer slower than 1 KiB/s for
+// PULL_STALL_SECONDS and retries it; the hf, s3 and gs CLIs get their own
+// timeouts and retries, and a watchdog stops them once TARGET_DIR has not
+// grown for PULL_STALL_SECONDS. A stall exits PullStalledExitCode; the
+// Job's activeDeadlineSeconds bounds the rest.
 const (
 	pullPrologue = `set -eu
 if [ -f "$TARGET_DIR/` + MarkerFile + `" ]; then echo "weights for $MODEL_URI already in $TARGET_DIR"; exit 0; fi
 mkdir -p "$TARGET_DIR"
+stall="${` + EnvPullStallSeconds + `:-300}"
 `
 	pullEpilogue = `
 printf '%s\n' "$MODEL_URI" > "$TARGET_DIR/` + MarkerFile + `"
 echo "pulled $MODEL_URI into $TARGET_DIR"
 `
-	hfScript = pullPrologue +
-		`hf download "$MODEL_SOURCE" ${MODEL_REVISION:+--revision "$MODEL_REVISION"} --local-dir "$TARGET_DIR"` +
+	// watchdog runs its arguments and stops them, exiting 75, once
+	// TARGET_DIR has not grown for $stall seconds (the CLIs write their
+	// partial files there, so a download in progress grows it).
+	watchdog = `watch() {
+  "$@" &
+  pid=$!
+  last=-1
+  still=0
+  while kill -0 "$pid" 2>/dev/null; do
+    sleep 2
+    size=$(du -sk "$TARGET_DIR" 2>/dev/null | cut -f1)
+    if [ "$size" != "$last" ]; then last=$size; still=0; else still=$((still + 2)); fi
+    if [ "$still" -ge "$stall" ]; then
+      kill "$pid" 2>/dev/null || true
+      wait "$pid" 2>/dev/null || true
+      echo "stalled: $TARGET_DIR did not grow for ${stall}s; stopped the download of $MODEL_URI" >&2
+      exit 75
+    fi
+  done
+  wait "$pid"
+}
+`
+	// hf: a read that waits over a minute fails (HF_HUB_DOWNLOAD_TIMEOUT,
+	// HF_HUB_ETAG_TIMEOUT); the CLI has no retry flag, but a rerun resumes
+	// the partial files it keeps under --local-dir.
+	hfScript = pullPrologue + watchdog +
+		`export HF_HUB_DOWNLOAD_TIMEOUT="${HF_HUB_DOWNLOAD_TIMEOUT:-60}" HF_HUB_ETAG_TIMEOUT="${HF_HUB_ETAG_TIMEOUT:-60}"
+watch hf download "$MODEL_SOURCE" ${MODEL_REVISION:+--revision "$MODEL_REVISION"} --local-dir "$TARGET_DIR"` +
 		pullEpilogue
-	s3Script = pullPrologue +
-		`aws s3 sync --only-show-errors "s3://$MODEL_SOURCE" "$TARGET_DIR"` +
+	// s3: the AWS CLI's standard retry mode with 10 attempts, and a
+	// connect and a read timeout.
+	s3Script = pullPrologue + watchdog +
+		`export AWS_RETRY_MODE="${AWS_RETRY_MODE:-standard}" AWS_MAX_ATTEMPTS="${AWS_MAX_ATTEMPTS:-10}"
+watch aws s3 sync --only-show-errors --cli-connect-timeout 30 --cli-read-timeout 60 "s3://$MODEL_SOURCE" "$TARGET_DIR"` +
 		pullEpilogue
-	gsScript = pullPrologue +
-		`if [ -n "${GOOGLE_CREDENTIALS_JSON:-}" ]; then
+	// gs: gcloud storage's retries (storage/max_retries) and socket
+	// timeout (core/http_timeout), through their environment variables.
+	gsScript = pullPrologue + watchdog +
+		`export CLOUDSDK_STORAGE_MAX_RETRIES="${CLOUDSDK_STORAGE_MAX_RETRIES:-10}" CLOUDSDK_CORE_HTTP_TIMEOUT="${CLOUDSDK_CORE_HTTP_TIMEOUT:-60}"
+if [ -n "${GOOGLE_CREDENTIALS_JSON:-}" ]; then
   printf '%s' "$GOOGLE_CREDENTIALS_JSON" > "$HOME/key.json"
   gcloud auth activate-service-account --key-file="$HOME/key.json"
 fi
-gcloud storage rsync --recursive "gs://$MODEL_SOURCE" "$TARGET_DIR"` +
+watch gcloud storage rsync --recursive "gs://$MODEL_SOURCE" "$TARGET_DIR"` +
 		pullEpilogue
+	// http(s): curl takes the URI literally (--globoff: no [] or {}
+	// ranges), speaks and follows redirects only over HTTP(S), at most 10
+	// of them, stops a transfer slower than 1 KiB/s for $stall seconds
+	// and retries transient failures (timeouts, refused connections, 5xx)
+	// five times. Every option is in curl 7.88. curl sends the bearer
+	// token only to the URI's host, never to a host it is redirected to.
 	httpScript = pullPrologue +
 		`f="${MODEL_SOURCE##*/}"; f="${f%%\?*}"; [ -n "$f" ] || f=model
-curl -fsSL --retry 5 ${BEARER_TOKEN:+-H "Authorization: Bearer $BEARER_TOKEN"} -o "$TARGET_DIR/.partial" "$MODEL_URI"
+rc=0
+curl --fail --silent --show-error --location --globoff \
+  --proto =http,https --proto-redir =http,https --max-redirs 10 \
+  --connect-timeout 30 --speed-limit 1024 --speed-time "$stall" \
+  --retry 5 --retry-delay 10 --retry-connrefused \
+  ${BEARER_TOKEN:+-H "Authorization: Bearer $BEARER_TOKEN"} \
+  -o "$TARGET_DIR/.partial" "$MODEL_URI" || rc=$?
+case "$rc" in
+  0) ;;
+  28) echo "stalled: less than 1 KiB/s for ${stall}s, six times; gave up on $MODEL_URI" >&2; exit 75 ;;
+  *) exit "$rc" ;;
+esac
 mv "$TARGET_DIR/.partial" "$TARGET_DIR/$f"` +
 		pullEpilogue
 )
@@ -214,6 +289,22 @@ func (in *Input) GPUSettings() GPUSettings {
 		g.Tolerations = []corev1.Toleration{{Key: g.ResourceName, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}}
 	}
 	return g
+}
+
+// PullDeadline returns the most seconds a pull Job may run.
+func (in *Input) PullDeadline() int64 {
+	if in.PullDeadlineSeconds != nil {
+		return *in.PullDeadlineSeconds
+	}
+	return DefaultPullDeadlineSeconds
+}
+
+// PullStall returns how many seconds a download may make no progress.
+func (in *Input) PullStall() int32 {
+	if in.PullStallSeconds != nil {
+		return *in.PullStallSeconds
+	}
+	return DefaultPullStallSeconds
 }
 
 // BackoffLimit returns how often a failed pull is retried.

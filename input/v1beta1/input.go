@@ -69,11 +69,179 @@ type Input struct {
 	// +kubebuilder:validation:Maximum=20
 	PullBackoffLimit *int32 `json:"pullBackoffLimit,omitempty"`
 
+	// PullDeadlineSeconds bounds each pull Job, all its retries included
+	// (the Job's activeDeadlineSeconds): past it the Job is stopped and
+	// the claim reports PullTimedOut. Defaults to 21600 (six hours), about
+	// a terabyte at 50 MB/s; raise it for larger weights or slower links.
+	// +optional
+	// +kubebuilder:validation:Minimum=60
+	// +kubebuilder:validation:Maximum=604800
+	PullDeadlineSeconds *int64 `json:"pullDeadlineSeconds,omitempty"`
+
+	// PullStallSeconds is how long a built-in puller lets a download make
+	// no progress (curl: less than 1 KiB/s; the hf, s3 and gs pullers: no
+	// growth of the target directory) before it gives up; the pull Job
+	// then fails at once and the claim reports PullStalled. The puller
+	// reads it as PULL_STALL_SECONDS. Defaults to 300.
+	// +optional
+	// +kubebuilder:validation:Minimum=30
+	// +kubebuilder:validation:Maximum=3600
+	PullStallSeconds *int32 `json:"pullStallSeconds,omitempty"`
+
+	// ServerServiceAccount runs the model servers under a ServiceAccount of
+	// the claim's namespace, for servers that need an identity of their own
+	// (a cloud's workload identity, a secrets agent). Without it they run
+	// under the namespace's default ServiceAccount. Either way no pod the
+	// function renders mounts a Kubernetes API token unless
+	// serverServiceAccount.automountToken is true: the servers run images
+	// the claim may choose, and pull Jobs never get one.
+	// +optional
+	ServerServiceAccount *ServiceAccountSettings `json:"serverServiceAccount,omitempty"`
+
+	// Policy is what the platform lets a claim ask for: limits and
+	// allow-lists that every claim of this Composition is held to. A claim
+	// beyond one is refused, and the refusal names the setting. Left out,
+	// nothing beyond the schema's own caps is enforced.
+	// +optional
+	Policy *Policy `json:"policy,omitempty"`
+
+	// NetworkPolicy, when enabled, gives every InferenceService and
+	// ModelCache NetworkPolicies: the servers accept traffic only from
+	// their own namespace, the Gateway's and a metrics namespace; pull pods
+	// accept none. Enforcing them needs a CNI that implements
+	// NetworkPolicy.
+	// +optional
+	NetworkPolicy *NetworkPolicySettings `json:"networkPolicy,omitempty"`
+
 	// Traffic says how the split of a claim's spec.traffic reaches the
 	// servers. Without it the split is approximate: the claim's Service
 	// spreads requests over the servers of every version.
 	// +optional
 	Traffic *TrafficSettings `json:"traffic,omitempty"`
+}
+
+// Policy holds the platform's limits and allow-lists. Every field is
+// optional; a field left out allows what it would restrict.
+type Policy struct {
+	// MaxGPUsPerClaim caps the GPUs one claim may hold: GPUs per server
+	// times the servers of every version at their most (the autoscalers'
+	// maxima, or replicas without autoscaling). 0 allows no GPU.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	MaxGPUsPerClaim *int32 `json:"maxGPUsPerClaim,omitempty"`
+
+	// MaxReplicas caps spec.replicas.min and spec.replicas.max.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1000
+	MaxReplicas *int32 `json:"maxReplicas,omitempty"`
+
+	// MaxCPUPerServer caps the CPU request of one model server.
+	// +optional
+	MaxCPUPerServer *resource.Quantity `json:"maxCPUPerServer,omitempty"`
+
+	// MaxMemoryPerServer caps the memory request (and limit) of one model
+	// server.
+	// +optional
+	MaxMemoryPerServer *resource.Quantity `json:"maxMemoryPerServer,omitempty"`
+
+	// MaxStorageSize caps the weights volume of an InferenceService or a
+	// ModelCache.
+	// +optional
+	MaxStorageSize *resource.Quantity `json:"maxStorageSize,omitempty"`
+
+	// AllowedStorageClasses lists the StorageClasses a weights volume may
+	// use. A claim that names none takes input.storage.storageClassName,
+	// which must then be one of them.
+	// +optional
+	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:items:MaxLength=253
+	AllowedStorageClasses []string `json:"allowedStorageClasses,omitempty"`
+
+	// AllowedServerImages lists the image prefixes a model server's image
+	// must start with, the runtime presets' images included, e.g.
+	// "registry.internal/inference/". A prefix that does not end in '/',
+	// ':' or '@' matches only a whole repository path: "docker.io/vllm/vllm-openai"
+	// allows "docker.io/vllm/vllm-openai:v0.11.0", not
+	// "docker.io/vllm/vllm-openai-evil". Images are compared as written.
+	// +optional
+	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:items:MinLength=1
+	// +kubebuilder:validation:items:MaxLength=512
+	AllowedServerImages []string `json:"allowedServerImages,omitempty"`
+
+	// AllowedURISchemes lists the schemes weights may be pulled from: hf,
+	// s3, gs, http, https. pvc:// is governed by allowPVCURIs alone.
+	// +optional
+	// +kubebuilder:validation:MaxItems=5
+	// +kubebuilder:validation:items:Enum=hf;s3;gs;http;https
+	AllowedURISchemes []string `json:"allowedURISchemes,omitempty"`
+
+	// AllowedURIHosts lists the sources weights may be pulled from, each
+	// "<scheme>://<authority>": the organisation of hf://, the bucket of
+	// s3:// and gs://, host[:port] of http(s)://. "*" allows every
+	// authority of a scheme (hf://*); "*." a host's subdomains
+	// (https://*.models.internal). The http(s) pullers follow redirects,
+	// which may leave the listed host (they never take credentials along).
+	// +optional
+	// +kubebuilder:validation:MaxItems=128
+	// +kubebuilder:validation:items:MaxLength=300
+	AllowedURIHosts []string `json:"allowedURIHosts,omitempty"`
+
+	// AllowEnvValueFrom lets spec.serve.env[].valueFrom read Secrets,
+	// ConfigMaps and fields of the claim's namespace into the servers.
+	// Defaults to true.
+	// +optional
+	AllowEnvValueFrom *bool `json:"allowEnvValueFrom,omitempty"`
+
+	// AllowPVCURIs lets a claim mount an existing PersistentVolumeClaim of
+	// its namespace as its weights (pvc://claim/path). Defaults to true.
+	// +optional
+	AllowPVCURIs *bool `json:"allowPVCURIs,omitempty"`
+
+	// PlainHTTPCredentialHosts lists the hosts (host[:port]) to which pull
+	// Jobs may send credentials over plain http://. Every other http://
+	// source with credentials is refused: they would cross the network in
+	// clear text.
+	// +optional
+	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:items:MaxLength=300
+	PlainHTTPCredentialHosts []string `json:"plainHTTPCredentialHosts,omitempty"`
+}
+
+// NetworkPolicySettings say which namespaces may reach the model servers.
+type NetworkPolicySettings struct {
+	// Enabled renders the NetworkPolicies. Defaults to false.
+	Enabled bool `json:"enabled"`
+
+	// GatewayNamespace is the namespace of the Gateway's data plane, whose
+	// pods forward routed requests to the servers. Defaults to
+	// traffic.gateway.namespace. Some Gateway implementations run their
+	// proxies in a namespace of their own: name that one here.
+	// +optional
+	// +kubebuilder:validation:MaxLength=63
+	GatewayNamespace string `json:"gatewayNamespace,omitempty"`
+
+	// MetricsNamespace is where the metrics scraper (Prometheus) runs.
+	// +optional
+	// +kubebuilder:validation:MaxLength=63
+	MetricsNamespace string `json:"metricsNamespace,omitempty"`
+}
+
+// ServiceAccountSettings name the ServiceAccount of the model servers.
+type ServiceAccountSettings struct {
+	// Name of the ServiceAccount, which must exist in every namespace that
+	// claims of this Composition live in.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
+
+	// AutomountToken mounts the ServiceAccount's Kubernetes API token into
+	// the servers (automountServiceAccountToken). Defaults to false: grant
+	// it only to servers that call the API server, and give the
+	// ServiceAccount no more RBAC than they need.
+	// +optional
+	AutomountToken *bool `json:"automountToken,omitempty"`
 }
 
 // TrafficSettings say how traffic splits are routed.

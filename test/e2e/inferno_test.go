@@ -69,6 +69,7 @@ func TestInferno(t *testing.T) {
 	t.Run("08-stress", s.stress)
 	t.Run("10-security", s.security)
 	t.Run("13-namespaced", s.namespaced)
+	t.Run("21-tenancy", s.tenancy)
 	// Last: it takes a permission away from Crossplane for a while.
 	t.Run("11b-rbac-missing-permission", s.rbacMissing)
 	_ = ctx

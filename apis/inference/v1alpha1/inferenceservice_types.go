@@ -79,7 +79,7 @@ type XInferenceService struct {
 // +kubebuilder:validation:XValidation:rule="!has(self.traffic) || self.traffic.map(t, t.weight).sum() == 100",message="spec.traffic: the weights must sum to 100"
 // +kubebuilder:validation:XValidation:rule="!has(self.traffic) || (has(self.model.version) && self.traffic.exists(t, t.version == self.model.version))",message="spec.traffic must list spec.model.version, the primary version; set spec.model.version and give it a weight"
 // +kubebuilder:validation:XValidation:rule="!has(self.traffic) || self.traffic.all(t, (has(self.model.version) && t.version == self.model.version) || has(t.uri))",message="spec.traffic: every version other than spec.model.version needs a uri"
-// +kubebuilder:validation:XValidation:rule="!has(self.traffic) || !has(self.model.version) || self.traffic.all(t, t.version != self.model.version || (!has(t.uri) && !has(t.revision)))",message="spec.traffic: the primary version's weights are spec.model.uri and spec.model.revision; remove uri and revision from its traffic entry"
+// +kubebuilder:validation:XValidation:rule="!has(self.traffic) || !has(self.model.version) || self.traffic.all(t, t.version != self.model.version || (!has(t.uri) && !has(t.revision) && !has(t.credentialsSecretRef)))",message="spec.traffic: the primary version's weights are spec.model.uri and spec.model.revision, and its credentials spec.model.credentialsSecretRef; remove uri, revision and credentialsSecretRef from its traffic entry"
 type InferenceServiceSpec struct {
 	// Model says which weights to serve and with which runtime.
 	Model ModelSpec `json:"model"`
@@ -161,6 +161,17 @@ type TrafficTarget struct {
 	// +kubebuilder:validation:MaxLength=128
 	// +kubebuilder:validation:Pattern=`^[A-Za-z0-9][-A-Za-z0-9_./]*$`
 	Revision string `json:"revision,omitempty"`
+
+	// CredentialsSecretRef names the Secret this version's pull Job reads
+	// its source's credentials from, as spec.model.credentialsSecretRef
+	// does for the primary. Without it a version uses
+	// spec.model.credentialsSecretRef only when its uri has the same
+	// scheme and the same authority as spec.model.uri (the organisation of
+	// hf://, the bucket of s3:// and gs://, the host and port of
+	// http(s)://): credentials never travel to a source they were not
+	// given for. Set it, to the same Secret if need be, for any other.
+	// +optional
+	CredentialsSecretRef *SecretKeyReference `json:"credentialsSecretRef,omitempty"`
 }
 
 // ModelSpec identifies the weights and the runtime that serves them.

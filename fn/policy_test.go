@@ -1,0 +1,159 @@
+package fn
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"google.golang.org/protobuf/testing/protocmp"
+)
+
+// TestPolicyDefaultsKeepBehaviour: an Input whose policy sets nothing
+// renders every example exactly as no policy does.
+func TestPolicyDefaultsKeepBehaviour(t *testing.T) {
+	examples, err := filepath.Glob("../examples/frameworks/*.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	examples = append(examples, "../examples/xr.yaml", "../examples/canary/xr.yaml", namespacedXR, cacheXRPath, onCacheXRPath)
+	for _, path := range examples {
+		t.Run(filepath.Base(filepath.Dir(path))+"/"+filepath.Base(path), func(t *testing.T) {
+			xr := readYAML(t, path)
+			want := run(t, newRequest(t, xr, map[string]any{}))
+			got := run(t, newRequest(t, xr, map[string]any{"policy": map[string]any{}}))
+			if diff := cmp.Diff(want, got, protocmp.Transform()); diff != "" {
+				t.Errorf("an empty policy changes the response (-none +empty):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestPolicyAtTheLimit: a claim exactly at every limit is served.
+func TestPolicyAtTheLimit(t *testing.T) {
+	xr := testXR()
+	setPath(xr, map[string]any{"cpu": "8", "memory": "64Gi", "gpu": 2}, "spec", "resources")
+	setPath(xr, map[string]any{"min": 1, "max": 4}, "spec", "replicas")
+	setPath(xr, map[string]any{"enabled": true}, "spec", "autoscaling")
+	setPath(xr, map[string]any{"size": "100Gi", "storageClassName": "fast"}, "spec", "storage")
+	setPath(xr, "registry.internal/vllm:1", "spec", "serve", "image")
+	in := map[string]any{"policy": map[string]any{
+		"maxGPUsPerClaim": 8, "maxReplicas": 4, "maxCPUPerServer": "8", "maxMemoryPerServer": "64Gi",
+		"maxStorageSize": "100Gi", "allowedStorageClasses": []any{"fast"}, "allowedServerImages": []any{"registry.internal/"},
+		"allowedURISchemes": []any{"hf"}, "allowedURIHosts": []any{"hf://meta-llama"},
+		"allowEnvValueFrom": false, "allowPVCURIs": false,
+	}}
+	if msg := fatalMessage(run(t, newRequest(t, xr, in))); msg != "" {
+		t.Errorf("a claim at every limit is refused: %s", msg)
+	}
+}
+
+func TestSourceAllowed(t *testing.T) {
+	cases := map[string]struct {
+		uri     string
+		entries []string
+		want    bool
+	}{
+		"ExactOrganisation":  {uri: "hf://meta-llama/Llama-3.1-8B", entries: []string{"hf://meta-llama"}, want: true},
+		"CaseInsensitive":    {uri: "hf://Meta-Llama/Llama-3.1-8B", entries: []string{"hf://meta-llama"}, want: true},
+		"OtherOrganisation":  {uri: "hf://evil/llama", entries: []string{"hf://meta-llama"}},
+		"AnyOfScheme":        {uri: "hf://evil/llama", entries: []string{"hf://*"}, want: true},
+		"OtherScheme":        {uri: "s3://meta-llama/x", entries: []string{"hf://meta-llama"}},
+		"Bucket":             {uri: "s3://models/llama", entries: []string{"s3://models"}, want: true},
+		"Subdomain":          {uri: "https://eu.models.internal/m.gguf", entries: []string{"https://*.models.internal"}, want: true},
+		"SubdomainNotApex":   {uri: "https://models.internal/m.gguf", entries: []string{"https://*.models.internal"}},
+		"SubdomainLookalike": {uri: "https://evilmodels.internal/m.gguf", entries: []string{"https://*.models.internal"}},
+		"SubdomainSuffix":    {uri: "https://models.internal.evil.com/m.gguf", entries: []string{"https://*.models.internal"}},
+		"PortMustMatch":      {uri: "https://eu.models.internal:8443/m.gguf", entries: []string{"https://*.models.internal"}},
+		"PortListed":         {uri: "https://eu.models.internal:8443/m.gguf", entries: []string{"https://*.models.internal:8443"}, want: true},
+		"ExactHostPort":      {uri: "http://mirror:8080/m.gguf", entries: []string{"http://mirror:8080"}, want: true},
+		"ExactHostOtherPort": {uri: "http://mirror:9090/m.gguf", entries: []string{"http://mirror:8080"}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			m := model{URI: tc.uri}
+			var errs fieldErrors
+			parseURI(&m, "uri", &errs)
+			if len(errs) > 0 {
+				t.Fatal(errs)
+			}
+			if diff := cmp.Diff(tc.want, sourceAllowed(m, tc.entries)); diff != "" {
+				t.Errorf("sourceAllowed(%s, %v) (-want +got):\n%s", tc.uri, tc.entries, diff)
+			}
+		})
+	}
+}
+
+func TestImageAllowed(t *testing.T) {
+	cases := map[string]struct {
+		image, prefix string
+		want          bool
+	}{
+		"Registry":          {image: "registry.internal/vllm:1", prefix: "registry.internal/", want: true},
+		"RegistryLookalike": {image: "registry.internal.evil.com/vllm:1", prefix: "registry.internal/"},
+		"RepositoryTag":     {image: "docker.io/vllm/vllm-openai:v0.11.0", prefix: "docker.io/vllm/vllm-openai", want: true},
+		"RepositoryDigest":  {image: "docker.io/vllm/vllm-openai@sha256:abc", prefix: "docker.io/vllm/vllm-openai", want: true},
+		"RepositoryExact":   {image: "docker.io/vllm/vllm-openai", prefix: "docker.io/vllm/vllm-openai", want: true},
+		"LongerRepository":  {image: "docker.io/vllm/vllm-openai-evil:1", prefix: "docker.io/vllm/vllm-openai"},
+		"RegistryNoSlash":   {image: "registry.internal.evil.com/x", prefix: "registry.internal"},
+		"PinnedTag":         {image: "vllm/vllm-openai:v0.11.0", prefix: "vllm/vllm-openai:", want: true},
+		"Elsewhere":         {image: "evil/miner", prefix: "registry.internal/"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, imageAllowed(tc.image, []string{tc.prefix})); diff != "" {
+				t.Errorf("imageAllowed(%q, %q) (-want +got):\n%s", tc.image, tc.prefix, diff)
+			}
+		})
+	}
+}
+
+// The locked-down example: a Composition whose Input sets every guardrail.
+const lockedDownDir = "../examples/locked-down"
+
+// lockedDownInput is the Input of examples/locked-down/composition.yaml.
+func lockedDownInput(t testing.TB) map[string]any {
+	t.Helper()
+	comp := readYAML(t, filepath.Join(lockedDownDir, "composition.yaml"))
+	steps, _ := nested(comp, "spec", "pipeline")
+	in, _ := steps.([]any)[0].(map[string]any)["input"].(map[string]any)
+	return in
+}
+
+// TestLockedDownGolden renders the locked-down example's claim fresh and
+// serving (routed, every policy in place) and its refused claim, and
+// compares them with fn/testdata/golden/locked-down-*.yaml. With -update
+// it rewrites them and examples/locked-down/observed/serving.yaml.
+func TestLockedDownGolden(t *testing.T) {
+	in := lockedDownInput(t)
+	xr := readYAML(t, filepath.Join(lockedDownDir, "xr.yaml"))
+	t.Run("fresh", func(t *testing.T) {
+		rsp := run(t, newRequest(t, xr, in))
+		if msg := fatalMessage(rsp); msg != "" {
+			t.Fatalf("the locked-down example is refused: %s", msg)
+		}
+		compareGolden(t, "locked-down-fresh", rsp)
+	})
+	t.Run("serving", func(t *testing.T) {
+		_, obs := settle(t, xr, in, world{RouteState: "accepted"}, nil)
+		fixture := filepath.Join(lockedDownDir, "observed", "serving.yaml")
+		if *update {
+			writeObserved(t, fixture, "examples/locked-down/xr.yaml", "serving", obs)
+		}
+		rsp := run(t, newRequest(t, xr, in, readObserved(t, fixture)...))
+		if st := statusOf(rsp); st["phase"] != "Serving" {
+			t.Errorf("phase %v, want Serving: %v", st["phase"], st["message"])
+		}
+		compareGolden(t, "locked-down-serving", rsp)
+	})
+	t.Run("refused", func(t *testing.T) {
+		rsp := run(t, newRequest(t, readYAML(t, filepath.Join(lockedDownDir, "refused.yaml")), in))
+		msg := fatalMessage(rsp)
+		for _, field := range []string{"spec.serve.image:", "spec.serve.env[0].valueFrom:", "spec.traffic[1].credentialsSecretRef:", "spec.traffic[1].uri:", "spec.resources.gpu:", "spec.storage.storageClassName:"} {
+			if !strings.Contains(msg, field) {
+				t.Errorf("the refusal does not name %s: %s", field, msg)
+			}
+		}
+		compareGolden(t, "locked-down-refused", rsp)
+	})
+}
