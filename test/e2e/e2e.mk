@@ -10,15 +10,12 @@
 #   make e2e-tools   build the control-plane binaries
 #   make e2e         build them if missing, then run the test
 #
-# Measured on the 2-core dev machine with an empty GOCACHE (modules already
-# downloaded), niced and sharing the cores with a benchmark: the crossplane
-# CLI and controller-gen about 6 minutes, then etcd 31 s, the three
-# Kubernetes binaries in one build 350 s, kwok 93 s, crossplane core 92 s:
-# 12 minutes in all (an earlier cold build here, before -s -w and the
-# shared Kubernetes build, took 11.5 minutes; the 52 minutes once recorded
-# were measured while other builds shared the cores). A warm `make e2e`
-# takes 6-7 minutes, 3 of them the Canary scenario waiting on Crossplane's
-# XR circuit breaker (see docs/testing.md); 7 minutes with the burst below.
+# Measured on the 2-core dev machine, 2026-12-03, with empty module and
+# build caches (downloads included): crossplane CLI and controller-gen,
+# then etcd 64 s, the five Kubernetes binaries in one build 452 s,
+# local-path-provisioner 154 s (beside it), kwok and crossplane core:
+# 19 minutes in all. A warm `make e2e` takes 6 minutes (12 with
+# Crossplane's default circuit-breaker burst, see docs/testing.md).
 #
 # E2E_FLAGS passes flags to the test binary, e.g.
 #   make e2e E2E_FLAGS='-stress=200 -keep'
