@@ -38,12 +38,35 @@ func (s *infernoSuite) fault(t *testing.T) {
 		applyClaim(ctx, t, smallClaim(t, ns, n))
 	}
 	// Let the first reconciles start (PVCs, Jobs), then pull the plug.
-	_ = kube.Eventually(ctx, 20*time.Second, 100*time.Millisecond, "first pull Job in "+ns, func(ctx context.Context) (bool, string, error) {
+	// The precondition is the point of the scenario: if no reconcile has
+	// begun, or every claim is already Ready, killing the function tests
+	// nothing.
+	if err := kube.Eventually(ctx, 20*time.Second, 100*time.Millisecond, "first pull Job in "+ns, func(ctx context.Context) (bool, string, error) {
 		l, err := env.admin.Typed.BatchV1().Jobs(ns).List(ctx, metav1.ListOptions{})
 		return err == nil && len(l.Items) > 0, "", err
-	})
+	}); err != nil {
+		t.Fatal(err)
+	}
 	runner.Kill()
 	down := time.Now()
+	jobs, err := env.admin.Typed.BatchV1().Jobs(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	claims, err := env.admin.List(ctx, claimGVK, ns, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ready := 0
+	for i := range claims {
+		if st, _, _ := kube.Condition(&claims[i], "Ready"); st == "True" {
+			ready++
+		}
+	}
+	if ready == len(names) {
+		t.Fatalf("all %d claims were Ready when the function was killed: the fault hit no reconcile in progress", ready)
+	}
+	sc.note("function killed with %d of %d pull Jobs created and %d of %d claims Ready", len(jobs.Items), len(names), ready, len(names))
 	time.Sleep(5 * time.Second) // Crossplane's calls fail and it backs off
 	if err := runner.Start(ctx); err != nil {
 		t.Fatalf("restart function: %v", err)

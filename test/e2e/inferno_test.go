@@ -63,6 +63,9 @@ func TestInferno(t *testing.T) {
 	t.Run("18-restart", s.restart)
 	t.Run("19-canary-under-load", s.canaryUnderLoad)
 	t.Run("20-cache-real", s.cacheReal)
+	t.Run("24-canary-steps", s.canarySteps)
+	// With every earlier claim settled: nothing changes at rest.
+	t.Run("22-at-rest", s.atRest)
 	// Only with -scale=N (make scale): hundreds of claims at once.
 	t.Run("15-scale", s.scale)
 	t.Run("04-failure", s.failure)
@@ -70,6 +73,7 @@ func TestInferno(t *testing.T) {
 	t.Run("10-security", s.security)
 	t.Run("13-namespaced", s.namespaced)
 	t.Run("21-tenancy", s.tenancy)
+	t.Run("23-route-standby", s.route)
 	// Last: it takes a permission away from Crossplane for a while.
 	t.Run("11b-rbac-missing-permission", s.rbacMissing)
 	_ = ctx
