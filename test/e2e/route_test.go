@@ -89,8 +89,11 @@ func (s *infernoSuite) route(t *testing.T) {
 		t.Fatal(err)
 	}
 	sc.note("route rendered, version 2 Standby, TrafficSplit RoutePending in %.1fs", time.Since(start).Seconds())
-	if _, err := env.admin.Typed.AppsV1().Deployments(ns).Get(ctx, name+"-2", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
-		t.Errorf("the standby version has a Deployment (err %v), want none", err)
+	if d, err := env.admin.Typed.AppsV1().Deployments(ns).Get(ctx, name+"-2", metav1.GetOptions{}); err == nil && (d.Spec.Replicas == nil || *d.Spec.Replicas != 0) {
+		t.Errorf("the standby version's Deployment asks for %v servers, want none", d.Spec.Replicas)
+	}
+	if n := serverPods(ctx, t, ns, name)["2"]; n != 0 {
+		t.Errorf("the standby version runs %d servers, want none", n)
 	}
 	if got := routeWeights(route); got["routed-1"] == 0 || got["routed-2"] != 0 {
 		t.Errorf("route backend weights %v, want all on routed-1", got)
@@ -137,8 +140,11 @@ func (s *infernoSuite) route(t *testing.T) {
 	}
 	sc.note("standby → 50/50: version 2 serving and weighted on the route in %.1fs", time.Since(start).Seconds())
 	deleteClaimsAndWait(ctx, t, ns, []string{name})
-	if _, err := env.admin.Get(ctx, httpRouteGVK, ns, name); !apierrors.IsNotFound(err) {
-		t.Errorf("the route outlived its claim (err %v)", err)
+	if err := kube.Eventually(ctx, time.Minute, 250*time.Millisecond, "the route garbage-collected with its claim", func(ctx context.Context) (bool, string, error) {
+		_, err := env.admin.Get(ctx, httpRouteGVK, ns, name)
+		return apierrors.IsNotFound(err), fmt.Sprint(err), nil
+	}); err != nil {
+		t.Error(err)
 	}
 }
 
