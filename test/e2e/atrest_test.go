@@ -44,9 +44,14 @@ func (s *infernoSuite) atRest(t *testing.T) {
 	}
 }
 
-// readyVersions maps every Ready composite (or claim) to its
-// resourceVersion.
-func readyVersions(ctx context.Context, t *testing.T, composites bool) map[string]string {
+// observedVersion is one object's resourceVersion and what it said.
+type observedVersion struct {
+	RV, Summary string
+	Ready       bool
+}
+
+// versionsOf maps every composite (or claim) to its resourceVersion.
+func versionsOf(ctx context.Context, t *testing.T, composites bool) map[string]observedVersion {
 	t.Helper()
 	gvk := claimGVK
 	if composites {
@@ -56,30 +61,32 @@ func readyVersions(ctx context.Context, t *testing.T, composites bool) map[strin
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := map[string]string{}
+	out := make(map[string]observedVersion, len(l))
 	for i := range l {
-		if st, _, _ := kube.Condition(&l[i], "Ready"); st == "True" {
-			out[l[i].GetNamespace()+"/"+l[i].GetName()] = l[i].GetResourceVersion()
+		st, _, _ := kube.Condition(&l[i], "Ready")
+		out[l[i].GetNamespace()+"/"+l[i].GetName()] = observedVersion{RV: l[i].GetResourceVersion(), Ready: st == "True", Summary: kube.ConditionsSummary(&l[i])}
+	}
+	return out
+}
+
+// readyVersions is versionsOf the Ready ones only.
+func readyVersions(ctx context.Context, t *testing.T, composites bool) map[string]observedVersion {
+	t.Helper()
+	out := versionsOf(ctx, t, composites)
+	for k, v := range out {
+		if !v.Ready {
+			delete(out, k)
 		}
 	}
 	return out
 }
 
-func changedSince(ctx context.Context, t *testing.T, composites bool, before map[string]string) []string {
+func changedSince(ctx context.Context, t *testing.T, composites bool, before map[string]observedVersion) []string {
 	t.Helper()
-	gvk := claimGVK
-	if composites {
-		gvk = xrGVK
-	}
-	l, err := env.admin.List(ctx, gvk, "", "")
-	if err != nil {
-		t.Fatal(err)
-	}
 	var out []string
-	for i := range l {
-		key := l[i].GetNamespace() + "/" + l[i].GetName()
-		if rv, ok := before[key]; ok && rv != l[i].GetResourceVersion() {
-			out = append(out, fmt.Sprintf("%s (%s → %s; %s)", key, rv, l[i].GetResourceVersion(), kube.ConditionsSummary(&l[i])))
+	for key, now := range versionsOf(ctx, t, composites) {
+		if b, ok := before[key]; ok && b.RV != now.RV {
+			out = append(out, fmt.Sprintf("%s (%s → %s; %s)", key, b.RV, now.RV, now.Summary))
 		}
 	}
 	sort.Strings(out)

@@ -18,7 +18,6 @@ import (
 	"github.com/inferno-ai/function-inferno/test/e2e/kube"
 )
 
-
 const (
 	// gatewayComposition is examples/canary/composition-gateway.yaml
 	// under a name of its own: claims choose it by routeLabel.

@@ -101,24 +101,28 @@ func (l *Loop) run() {
 		defer t.Stop()
 		tick = t.C
 	}
-	for sent := 0; sent < l.o.Max; sent++ {
+	// next waits for the next tick (when paced) and a free worker, and
+	// says false when the loop must end instead.
+	next := func() bool {
 		if tick != nil {
 			select {
 			case <-tick:
 			case <-l.stop:
-				wg.Wait()
-				return
+				return false
 			case <-deadline:
-				wg.Wait()
-				return
+				return false
 			}
 		}
 		select {
 		case sem <- struct{}{}:
+			return true
 		case <-l.stop:
-			wg.Wait()
-			return
 		case <-deadline:
+		}
+		return false
+	}
+	for sent := 0; sent < l.o.Max; sent++ {
+		if !next() {
 			wg.Wait()
 			return
 		}
