@@ -66,7 +66,7 @@ type weights struct {
 }
 
 // wantedWeights are the weights the claim asks for now for version v.
-func wantedWeights(s *service, v *modelVersion) weights {
+func wantedWeights(s *resolvedSpec, v *modelVersion) weights {
 	m := v.Model
 	if m.Cache != "" {
 		if s.Cached != nil && s.Cached.State == cacheReady {
@@ -84,7 +84,7 @@ func wantedWeights(s *service, v *modelVersion) weights {
 // wanted ones once they are there; until then, whatever an existing
 // Deployment already serves. Nil means no servers yet: only their first
 // creation waits for the weights.
-func servingWeights(s *service, v *modelVersion, o observedVersion, pull jobState) (*weights, error) {
+func servingWeights(s *resolvedSpec, v *modelVersion, o observedVersion, pull jobState) (*weights, error) {
 	want := wantedWeights(s, v)
 	mounted := !v.Model.pulled() && v.Model.Cache == "" // pvc:// weights are there from the start
 	switch {
@@ -125,7 +125,7 @@ func servedWeights(t *corev1.PodTemplateSpec) (w weights, ok bool) {
 // renderDeployment builds the model servers of version v, mounting w
 // read-only. Every version serves under the claim's name (MODEL_NAME), so
 // a client's requests read the same whichever version answers them.
-func renderDeployment(s *service, v *modelVersion, w weights) *appsv1.Deployment {
+func renderDeployment(s *resolvedSpec, v *modelVersion, w weights) *appsv1.Deployment {
 	rt := s.Runtime
 	port := *rt.Port
 	startup := *rt.StartupSeconds

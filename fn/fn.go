@@ -149,7 +149,7 @@ type composition struct {
 // deletes whatever the function stops returning, so once a Deployment,
 // Service or autoscaler exists it is returned on every later call. Each
 // version of a split goes through the same steps with its own objects.
-func compose(s *service, ocds map[string]*fnv1.Resource) (composition, error) {
+func compose(s *resolvedSpec, ocds map[string]*fnv1.Resource) (composition, error) {
 	var c composition
 	add := func(name string, obj runtime.Object, ready bool) {
 		c.Resources = append(c.Resources, composedResource{Name: name, Object: obj, Ready: ready})

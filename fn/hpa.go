@@ -17,7 +17,7 @@ const resourceHPA = "hpa"
 //
 // In a split each version has its own autoscaler, bounded by its share of
 // spec.replicas.
-func renderHPA(s *service, v *modelVersion) *autoscalingv2.HorizontalPodAutoscaler {
+func renderHPA(s *resolvedSpec, v *modelVersion) *autoscalingv2.HorizontalPodAutoscaler {
 	a := s.Autoscaling
 	var metrics []autoscalingv2.MetricSpec
 	if a.CPUUtilization != nil {

@@ -29,7 +29,7 @@ type routeBackend struct {
 // primary: a Gateway sends a backend its share whether or not anything
 // answers there, so a canary still loading its model would fail its share
 // of requests.
-func routeBackends(s *service, ready []bool) []routeBackend {
+func routeBackends(s *resolvedSpec, ready []bool) []routeBackend {
 	out := make([]routeBackend, 0, len(s.Versions))
 	moved := int32(0)
 	for i := range s.Versions {
@@ -46,7 +46,7 @@ func routeBackends(s *service, ready []bool) []routeBackend {
 }
 
 // routeHostname is the route's hostname, empty without a domain.
-func routeHostname(s *service) string {
+func routeHostname(s *resolvedSpec) string {
 	if s.Gateway.Domain == "" {
 		return ""
 	}
@@ -55,7 +55,7 @@ func routeHostname(s *service) string {
 
 // routeURL is where clients reach the split through the Gateway, empty
 // without a domain.
-func routeURL(s *service) string {
+func routeURL(s *resolvedSpec) string {
 	h := routeHostname(s)
 	if h == "" {
 		return ""
@@ -66,7 +66,7 @@ func routeURL(s *service) string {
 // renderHTTPRoute builds the HTTPRoute that splits requests exactly between
 // the versions' Services, attached to the platform's Gateway. It is named
 // after the claim, like the Service.
-func renderHTTPRoute(s *service, backends []routeBackend) *gatewayv1.HTTPRoute {
+func renderHTTPRoute(s *resolvedSpec, backends []routeBackend) *gatewayv1.HTTPRoute {
 	gw := s.Gateway
 	parent := gatewayv1.ParentReference{Name: gatewayv1.ObjectName(gw.Name)}
 	if gw.Namespace != s.Namespace {

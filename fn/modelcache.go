@@ -29,10 +29,10 @@ const maxCacheRevisions = 16
 // resolveCache checks a ModelCache and applies the Input's defaults. Its
 // revisions become versions of a service without servers, so the volume
 // and Job builders serve both kinds unchanged.
-func resolveCache(xr *v1alpha1.XModelCache, in *v1beta1.Input) (*service, []string, error) {
+func resolveCache(xr *v1alpha1.XModelCache, in *v1beta1.Input) (*resolvedSpec, []string, error) {
 	var errs fieldErrors
 	var warnings []string
-	s := &service{}
+	s := &resolvedSpec{}
 	spec := xr.Spec
 	s.Name, s.Namespace = nameAndNamespace(xr, v1alpha1.CacheClaimKind, in, &errs, &warnings)
 	s.Volume = s.Name + "-cache"
@@ -112,7 +112,7 @@ func resolveCache(xr *v1alpha1.XModelCache, in *v1beta1.Input) (*service, []stri
 
 // composeCache decides what a ModelCache returns: its volume and a pull Job
 // per revision, each ready as for an InferenceService, and its status.
-func composeCache(s *service, ocds map[string]*fnv1.Resource) (composition, error) {
+func composeCache(s *resolvedSpec, ocds map[string]*fnv1.Resource) (composition, error) {
 	var c composition
 	jobs := make([]pullJob, len(s.Versions))
 	names := make([]string, len(s.Versions))
@@ -149,7 +149,7 @@ func composeCache(s *service, ocds map[string]*fnv1.Resource) (composition, erro
 //  2. every revision pulled: Ready;
 //  3. any revision's Job running: Pulling;
 //  4. otherwise Pending.
-func cacheStatusFor(s *service, o observed, ps []progress) (v1alpha1.ModelCacheStatus, condition) {
+func cacheStatusFor(s *resolvedSpec, o observed, ps []progress) (v1alpha1.ModelCacheStatus, condition) {
 	st := v1alpha1.ModelCacheStatus{PVCName: pvcName(s), URI: s.Model.URI}
 	var failed, waiting []string
 	running := false

@@ -25,7 +25,7 @@ type observed struct {
 	Service *corev1.Service      // the Service <name>
 	Route   *gatewayv1.HTTPRoute // metadata and status
 	// Versions are the objects of each version, in the order of
-	// service.Versions.
+	// resolvedSpec.Versions.
 	Versions []observedVersion
 }
 
@@ -45,7 +45,7 @@ type observedVersion struct {
 // jobs are the composition resource names of each version's current pull
 // Job. Pull Jobs of earlier specs are left alone: the function stops
 // returning them, and Crossplane deletes them.
-func observe(ocds map[string]*fnv1.Resource, s *service, jobs []string) (observed, error) {
+func observe(ocds map[string]*fnv1.Resource, s *resolvedSpec, jobs []string) (observed, error) {
 	var o observed
 	get := func(name string) *structpb.Struct {
 		if name == "" {

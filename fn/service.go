@@ -18,7 +18,7 @@ const servicePort = int32(80)
 // named after the claim, so its DNS name is the one the app team expects.
 // In a split it selects the servers of every version, so requests spread
 // over all of them: the split follows the number of servers per version.
-func renderService(s *service) *corev1.Service {
+func renderService(s *resolvedSpec) *corev1.Service {
 	sel := s.selector()
 	if s.Split {
 		sel = s.splitSelector()
@@ -29,11 +29,11 @@ func renderService(s *service) *corev1.Service {
 // renderVersionService builds the Service that reaches version v's servers
 // alone: the backend an HTTPRoute weighs, and a way to call one version
 // directly.
-func renderVersionService(s *service, v *modelVersion) *corev1.Service {
+func renderVersionService(s *resolvedSpec, v *modelVersion) *corev1.Service {
 	return clusterIPService(s, v.versionServiceName(s), s.labels(v, v.component()), v.selector(s))
 }
 
-func clusterIPService(s *service, name string, labels, selector map[string]string) *corev1.Service {
+func clusterIPService(s *resolvedSpec, name string, labels, selector map[string]string) *corev1.Service {
 	return &corev1.Service{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: s.Namespace, Labels: labels},
@@ -51,7 +51,7 @@ func clusterIPService(s *service, name string, labels, selector map[string]strin
 }
 
 // serviceURL is the in-cluster address of the Service.
-func serviceURL(s *service) string { return serviceURLOf(s.Name, s.Namespace) }
+func serviceURL(s *resolvedSpec) string { return serviceURLOf(s.Name, s.Namespace) }
 
 func serviceURLOf(name, namespace string) string {
 	return fmt.Sprintf("http://%s.%s.svc.cluster.local:%d", name, namespace, servicePort)

@@ -36,9 +36,10 @@ const maxNameLength = validation.DNS1123LabelMaxLength - len("-pull-") - hashLen
 // hashLength is the number of hex digits of the weights hash in names.
 const hashLength = 8
 
-// service is an InferenceService with every default applied and every field
-// checked: what the builders read. Nothing in it is optional.
-type service struct {
+// resolvedSpec is an InferenceService (or a ModelCache) with every default
+// applied and every field checked: what the builders read. It is made from
+// the spec and the Input alone, and nothing later changes it.
+type resolvedSpec struct {
 	// Name is the claim's name (the XR's, without a claim): every composed
 	// object is named after it.
 	Name string
@@ -209,10 +210,10 @@ func jsonKind(goKind string) string {
 // resolve checks an XR against everything the schema cannot express and
 // applies the Input's defaults. It returns one error that names each bad
 // field and its fix, and warnings for specs that are legal but risky.
-func resolve(xr *v1alpha1.XInferenceService, in *v1beta1.Input) (*service, []string, error) {
+func resolve(xr *v1alpha1.XInferenceService, in *v1beta1.Input) (*resolvedSpec, []string, error) {
 	var errs fieldErrors
 	var warnings []string
-	s := &service{}
+	s := &resolvedSpec{}
 	spec := xr.Spec
 
 	s.Name, s.Namespace = nameAndNamespace(xr, v1alpha1.ClaimKind, in, &errs, &warnings)
@@ -281,7 +282,7 @@ func resolve(xr *v1alpha1.XInferenceService, in *v1beta1.Input) (*service, []str
 }
 
 // resolvePulls applies and checks the Input's settings of pull Jobs.
-func resolvePulls(s *service, in *v1beta1.Input, errs *fieldErrors) {
+func resolvePulls(s *resolvedSpec, in *v1beta1.Input, errs *fieldErrors) {
 	s.Backoff, s.PullDeadline, s.PullStall = in.BackoffLimit(), in.PullDeadline(), in.PullStall()
 	if s.Backoff < 0 || s.Backoff > 20 {
 		errs.add("input.pullBackoffLimit", "%d is out of range; use 0 to 20", s.Backoff)
@@ -536,7 +537,7 @@ func reserved(name string) bool {
 	return false
 }
 
-func resolveReplicas(s *service, spec v1alpha1.InferenceServiceSpec, errs *fieldErrors, warnings *[]string) {
+func resolveReplicas(s *resolvedSpec, spec v1alpha1.InferenceServiceSpec, errs *fieldErrors, warnings *[]string) {
 	s.MinReplicas, s.MaxReplicas = 1, 0
 	if r := spec.Replicas; r != nil {
 		if r.Min != nil {
@@ -600,7 +601,7 @@ func resolveReplicas(s *service, spec v1alpha1.InferenceServiceSpec, errs *field
 // autoscaling without naming a target.
 const defaultCPUUtilization = int32(80)
 
-func resolveResources(s *service, r *v1alpha1.ResourcesSpec, in *v1beta1.Input, errs *fieldErrors, warnings *[]string) {
+func resolveResources(s *resolvedSpec, r *v1alpha1.ResourcesSpec, in *v1beta1.Input, errs *fieldErrors, warnings *[]string) {
 	d := in.ResourceDefaults()
 	s.CPU, s.Memory = *d.CPU, *d.Memory
 	if r != nil {
@@ -639,7 +640,7 @@ func resolveResources(s *service, r *v1alpha1.ResourcesSpec, in *v1beta1.Input, 
 	}
 }
 
-func resolveStorage(s *service, st *v1alpha1.StorageSpec, in *v1beta1.Input, errs *fieldErrors, warnings *[]string) {
+func resolveStorage(s *resolvedSpec, st *v1alpha1.StorageSpec, in *v1beta1.Input, errs *fieldErrors, warnings *[]string) {
 	d := in.StorageDefaults()
 	s.Storage = storage{Class: d.StorageClassName, AccessMode: corev1.PersistentVolumeAccessMode(d.AccessMode)}
 	if d.Size != nil {

@@ -63,7 +63,7 @@ type versionReport struct {
 // statusFor explains where the service is, in a phase, a message and one
 // condition each for the weights and the servers of the primary version;
 // in a split also each version's state and a condition for the split.
-func statusFor(s *service, o observed, ps []progress, mainService bool, rt *routeState) report {
+func statusFor(s *resolvedSpec, o observed, ps []progress, mainService bool, rt *routeState) report {
 	var r report
 	versions := make([]versionReport, len(s.Versions))
 	for i := range s.Versions {
@@ -97,14 +97,14 @@ func statusFor(s *service, o observed, ps []progress, mainService bool, rt *rout
 }
 
 // versionStatus judges one version from its own objects.
-func versionStatus(s *service, v *modelVersion, pvc *corev1.PersistentVolumeClaim, o observedVersion, p progress) versionReport {
+func versionStatus(s *resolvedSpec, v *modelVersion, pvc *corev1.PersistentVolumeClaim, o observedVersion, p progress) versionReport {
 	w := weightsCondition(s, v, pvc, p)
 	srv := serverCondition(s, v, o, p)
 	phase, msg := phaseFor(s, v, o, p, w, srv)
 	return versionReport{Weights: w, Server: srv, Phase: phase, Message: msg}
 }
 
-func weightsCondition(s *service, v *modelVersion, pvc *corev1.PersistentVolumeClaim, p progress) condition {
+func weightsCondition(s *resolvedSpec, v *modelVersion, pvc *corev1.PersistentVolumeClaim, p progress) condition {
 	m := v.Model
 	if m.Cache != "" {
 		return cacheCondition(s.Cached, p.ServersObserved)
@@ -135,7 +135,7 @@ func weightsCondition(s *service, v *modelVersion, pvc *corev1.PersistentVolumeC
 	}
 }
 
-func serverCondition(s *service, v *modelVersion, o observedVersion, p progress) condition {
+func serverCondition(s *resolvedSpec, v *modelVersion, o observedVersion, p progress) condition {
 	d, name := o.Deployment, v.serverName(s)
 	switch {
 	case p.Serving == nil:
@@ -164,7 +164,7 @@ func serverCondition(s *service, v *modelVersion, o observedVersion, p progress)
 }
 
 // phaseFor reduces a version's two conditions to one phase and its message.
-func phaseFor(s *service, v *modelVersion, o observedVersion, p progress, weights, server condition) (v1alpha1.Phase, string) {
+func phaseFor(s *resolvedSpec, v *modelVersion, o observedVersion, p progress, weights, server condition) (v1alpha1.Phase, string) {
 	if p.Serving == nil {
 		switch p.Pull {
 		case jobFailed:
@@ -203,14 +203,14 @@ func phaseFor(s *service, v *modelVersion, o observedVersion, p progress, weight
 
 // versionURL is where a version answers: the Service <name> for the
 // primary, the version's own Service for the others.
-func versionURL(s *service, v *modelVersion) string {
+func versionURL(s *resolvedSpec, v *modelVersion) string {
 	if v.Primary {
 		return serviceURL(s)
 	}
 	return serviceURLOf(v.versionServiceName(s), s.Namespace)
 }
 
-func autoscalerMetrics(s *service) string {
+func autoscalerMetrics(s *resolvedSpec) string {
 	switch {
 	case s.Autoscaling.Concurrency != nil && s.Autoscaling.CPUUtilization != nil:
 		return "CPU utilisation and " + s.Autoscaling.Metric
@@ -226,7 +226,7 @@ func autoscalerMetrics(s *service) string {
 // primary's (or, when the primary has weight 0, that of the version with
 // the most traffic); a canary that failed makes a serving service Degraded
 // with the canary's reason, never Failed, since the primary still answers.
-func splitStatus(s *service, o observed, ps []progress, versions []versionReport, rt *routeState, r *report) {
+func splitStatus(s *resolvedSpec, o observed, ps []progress, versions []versionReport, rt *routeState, r *report) {
 	lead := 0
 	for i := range s.Versions {
 		if s.Versions[i].Weight > s.Versions[lead].Weight {
@@ -295,7 +295,7 @@ func splitStatus(s *service, o observed, ps []progress, versions []versionReport
 
 // approximateSplit says how the Service <name> splits requests: evenly
 // over the servers, so by each version's share of them.
-func approximateSplit(s *service) string {
+func approximateSplit(s *resolvedSpec) string {
 	total := int32(0)
 	for i := range s.Versions {
 		total += s.Versions[i].Replicas

@@ -245,7 +245,7 @@ func TestAutoscalerMetrics(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			if diff := cmp.Diff(tc.want, autoscalerMetrics(&service{Autoscaling: &tc.a})); diff != "" {
+			if diff := cmp.Diff(tc.want, autoscalerMetrics(&resolvedSpec{Autoscaling: &tc.a})); diff != "" {
 				t.Errorf("autoscalerMetrics (-want +got):\n%s", diff)
 			}
 		})

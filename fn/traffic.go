@@ -33,12 +33,12 @@ type modelVersion struct {
 
 // autoscaled reports whether the version's servers are scaled by an
 // autoscaler, which then owns the Deployment's replicas.
-func (v *modelVersion) autoscaled(s *service) bool {
+func (v *modelVersion) autoscaled(s *resolvedSpec) bool {
 	return s.Autoscaling != nil && v.Weight > 0
 }
 
 // serverName names the version's Deployment and autoscaler.
-func (v *modelVersion) serverName(s *service) string {
+func (v *modelVersion) serverName(s *resolvedSpec) string {
 	if v.Primary {
 		return s.Name
 	}
@@ -46,7 +46,7 @@ func (v *modelVersion) serverName(s *service) string {
 }
 
 // versionServiceName names the Service that reaches this version alone.
-func (v *modelVersion) versionServiceName(s *service) string {
+func (v *modelVersion) versionServiceName(s *resolvedSpec) string {
 	return s.Name + "-" + v.Model.Version
 }
 
@@ -64,7 +64,7 @@ func (v *modelVersion) component() string {
 
 // selector selects the version's servers. It never changes for the life of
 // the version's Deployment.
-func (v *modelVersion) selector(s *service) map[string]string {
+func (v *modelVersion) selector(s *resolvedSpec) map[string]string {
 	if v.Primary {
 		return s.selector()
 	}
@@ -98,7 +98,7 @@ const maxTrafficTargets = 8
 // resolveTraffic checks spec.traffic against the primary model and returns
 // every version, the primary first. Without spec.traffic that is the
 // primary alone, with all the traffic.
-func resolveTraffic(s *service, spec v1alpha1.InferenceServiceSpec, in *v1beta1.Input, errs *fieldErrors, warnings *[]string) []modelVersion {
+func resolveTraffic(s *resolvedSpec, spec v1alpha1.InferenceServiceSpec, in *v1beta1.Input, errs *fieldErrors, warnings *[]string) []modelVersion {
 	primary := modelVersion{Primary: true, Model: s.Model, Puller: s.Puller, Weight: 100}
 	if spec.Traffic == nil {
 		return []modelVersion{primary}
@@ -218,7 +218,7 @@ func sourceOf(m model) string { return m.Scheme + "://" + authority(m) }
 
 // checkVersionName refuses a version that cannot name its objects: the
 // Deployment and Service <name>-<version> are DNS-1035 labels.
-func checkVersionName(s *service, version, field string, errs *fieldErrors) {
+func checkVersionName(s *resolvedSpec, version, field string, errs *fieldErrors) {
 	name := s.Name + "-" + version
 	if m := validation.IsDNS1035Label(name); len(m) > 0 || version == "" {
 		errs.add(field, "%q would name the Deployment and Service %q, which is not a valid name (%s); use lowercase letters, digits and '-', at most %d characters", version, name, strings.Join(m, "; "), validation.DNS1035LabelMaxLength-len(s.Name)-1)
@@ -230,7 +230,7 @@ func checkVersionName(s *service, version, field string, errs *fieldErrors) {
 // autoscaler's bounds are its share of min and max. A version of weight
 // above 0 gets at least one server, a version of weight 0 none: so the
 // split follows the weights only as closely as whole servers allow.
-func spread(s *service) {
+func spread(s *resolvedSpec) {
 	for i := range s.Versions {
 		v := &s.Versions[i]
 		v.Replicas = share(s.MinReplicas, v.Weight)
@@ -249,10 +249,10 @@ func share(n, weight int32) int32 {
 }
 
 // primary is the version spec.model names.
-func (s *service) primary() *modelVersion { return &s.Versions[0] }
+func (s *resolvedSpec) primary() *modelVersion { return &s.Versions[0] }
 
 // pulledAny reports whether any version is pulled into the cache volume.
-func (s *service) pulledAny() bool {
+func (s *resolvedSpec) pulledAny() bool {
 	for i := range s.Versions {
 		if s.Versions[i].Model.pulled() {
 			return true
@@ -263,7 +263,7 @@ func (s *service) pulledAny() bool {
 
 // resolveGateway checks the Input's Gateway API parent. It is read only
 // for claims that split traffic.
-func resolveGateway(s *service, in *v1beta1.Input, errs *fieldErrors) *gateway {
+func resolveGateway(s *resolvedSpec, in *v1beta1.Input, errs *fieldErrors) *gateway {
 	if in.Traffic == nil || in.Traffic.Gateway == nil {
 		return nil
 	}
