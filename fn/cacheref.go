@@ -206,22 +206,22 @@ func cacheCondition(c *cachedWeights, serversExist bool) condition {
 	msg := c.Message
 	switch c.State {
 	case cacheReady:
-		return condition{conditionWeightsReady, true, "Cached", msg}
+		return reasonCached.condition(msg)
 	case cacheMissing:
 		if serversExist {
 			msg += "; the running servers keep its volume until they stop (Kubernetes holds a mounted claim), but no new server can start"
 		}
-		return condition{conditionWeightsReady, false, "CacheMissing", msg}
+		return reasonCacheMissing.condition(msg)
 	case cachePulling:
-		return condition{conditionWeightsReady, false, "CachePulling", msg}
+		return reasonCachePulling.condition(msg)
 	case cacheFailed:
-		return condition{conditionWeightsReady, false, "CacheFailed", msg}
+		return reasonCacheFailed.condition(msg)
 	case cacheMismatch:
-		return condition{conditionWeightsReady, false, "CacheMismatch", msg}
+		return reasonCacheMismatch.condition(msg)
 	case cacheRevisionMissing:
-		return condition{conditionWeightsReady, false, "CacheRevisionMissing", msg}
+		return reasonCacheRevisionMissing.condition(msg)
 	default:
-		return condition{conditionWeightsReady, false, "CacheUnresolved", msg}
+		return reasonCacheUnresolved.condition(msg)
 	}
 }
 

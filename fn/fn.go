@@ -302,9 +302,9 @@ func (c composition) writeTo(rsp *fnv1.RunFunctionResponse) error {
 	for _, cd := range c.Report.Conditions {
 		var co *response.ConditionOption
 		if cd.Status {
-			co = response.ConditionTrue(rsp, cd.Type, cd.Reason)
+			co = response.ConditionTrue(rsp, cd.Type, cd.Reason.String())
 		} else {
-			co = response.ConditionFalse(rsp, cd.Type, cd.Reason)
+			co = response.ConditionFalse(rsp, cd.Type, cd.Reason.String())
 		}
 		co.WithMessage(cd.Message).TargetCompositeAndClaim()
 	}

@@ -184,20 +184,20 @@ func cacheStatusFor(s *resolvedSpec, o observed, ps []progress) (v1alpha1.ModelC
 		st.Phase, st.Message = v1alpha1.CacheFailed, strings.Join(failed, "; ")
 		switch why {
 		case pullStalled:
-			return st, condition{conditionWeightsReady, false, "PullStalled", st.Message}
+			return st, reasonPullStalled.condition(st.Message)
 		case pullTimedOut:
-			return st, condition{conditionWeightsReady, false, "PullTimedOut", st.Message}
+			return st, reasonPullTimedOut.condition(st.Message)
 		}
-		return st, condition{conditionWeightsReady, false, "PullFailed", st.Message}
+		return st, reasonPullFailed.condition(st.Message)
 	case len(waiting) == 0:
 		st.Phase = v1alpha1.CacheReady
 		st.Message = fmt.Sprintf("%d of %d revisions of %s are in volume %s", n, n, s.Model.URI, st.PVCName)
-		return st, condition{conditionWeightsReady, true, "Pulled", st.Message}
+		return st, reasonPulled.condition(st.Message)
 	case running:
 		st.Phase, st.Message = v1alpha1.CachePulling, strings.Join(waiting, "; ")
-		return st, condition{conditionWeightsReady, false, "Pulling", st.Message}
+		return st, reasonPulling.condition(st.Message)
 	default:
 		st.Phase, st.Message = v1alpha1.CachePending, strings.Join(waiting, "; ")
-		return st, condition{conditionWeightsReady, false, "PullPending", st.Message}
+		return st, reasonPullPending.condition(st.Message)
 	}
 }

@@ -20,11 +20,12 @@ const (
 	conditionTrafficSplit = "TrafficSplit"
 )
 
-// condition is one status condition the function reports.
+// condition is one status condition the function reports. Build it with
+// reason.condition, which gives it the reason's type and status.
 type condition struct {
 	Type    string
 	Status  bool
-	Reason  string
+	Reason  reason
 	Message string
 }
 
@@ -110,28 +111,28 @@ func weightsCondition(s *resolvedSpec, v *modelVersion, pvc *corev1.PersistentVo
 		return cacheCondition(s.Cached, p.ServersObserved)
 	}
 	if !m.pulled() {
-		return condition{conditionWeightsReady, true, "UserVolume", fmt.Sprintf("serving %s read-only from the app team's own claim", m.URI)}
+		return reasonUserVolume.condition(fmt.Sprintf("serving %s read-only from the app team's own claim", m.URI))
 	}
 	vol := pvcName(s)
 	switch p.Pull {
 	case jobComplete:
-		return condition{conditionWeightsReady, true, "Pulled", fmt.Sprintf("the weights of %s are in volume %s", m.URI, vol)}
+		return reasonPulled.condition(fmt.Sprintf("the weights of %s are in volume %s", m.URI, vol))
 	case jobFailed:
 		switch p.PullFailure {
 		case pullStalled:
-			return condition{conditionWeightsReady, false, "PullStalled", fmt.Sprintf("pull Job %s stalled: its download of %s made no progress for %ds, retries included (%s); check that the source is reachable and serving, then delete the Job to retry; read its logs with: kubectl logs -n %s job/%s", p.JobName, m.URI, s.PullStall, p.PullDetail, s.Namespace, p.JobName)}
+			return reasonPullStalled.condition(fmt.Sprintf("pull Job %s stalled: its download of %s made no progress for %ds, retries included (%s); check that the source is reachable and serving, then delete the Job to retry; read its logs with: kubectl logs -n %s job/%s", p.JobName, m.URI, s.PullStall, p.PullDetail, s.Namespace, p.JobName))
 		case pullTimedOut:
-			return condition{conditionWeightsReady, false, "PullTimedOut", fmt.Sprintf("pull Job %s was stopped after the platform's limit of %ds (input.pullDeadlineSeconds), retries included (%s); if the weights are that large or the link that slow, ask your platform team to raise it; read its logs with: kubectl logs -n %s job/%s", p.JobName, s.PullDeadline, p.PullDetail, s.Namespace, p.JobName)}
+			return reasonPullTimedOut.condition(fmt.Sprintf("pull Job %s was stopped after the platform's limit of %ds (input.pullDeadlineSeconds), retries included (%s); if the weights are that large or the link that slow, ask your platform team to raise it; read its logs with: kubectl logs -n %s job/%s", p.JobName, s.PullDeadline, p.PullDetail, s.Namespace, p.JobName))
 		}
-		return condition{conditionWeightsReady, false, "PullFailed", fmt.Sprintf("pull Job %s failed (%s); read its logs with: kubectl logs -n %s job/%s", p.JobName, p.PullDetail, s.Namespace, p.JobName)}
+		return reasonPullFailed.condition(fmt.Sprintf("pull Job %s failed (%s); read its logs with: kubectl logs -n %s job/%s", p.JobName, p.PullDetail, s.Namespace, p.JobName))
 	case jobRunning:
 		msg := fmt.Sprintf("pull Job %s is downloading %s into volume %s", p.JobName, m.URI, vol)
 		if pvc != nil && !pvcBound(pvc) {
 			msg += fmt.Sprintf("; the volume is %s (volumes of WaitForFirstConsumer classes bind when the Job's pod starts)", pvc.Status.Phase)
 		}
-		return condition{conditionWeightsReady, false, "Pulling", msg}
+		return reasonPulling.condition(msg)
 	default:
-		return condition{conditionWeightsReady, false, "PullPending", fmt.Sprintf("creating volume %s and pull Job %s for %s", vol, p.JobName, m.URI)}
+		return reasonPullPending.condition(fmt.Sprintf("creating volume %s and pull Job %s for %s", vol, p.JobName, m.URI))
 	}
 }
 
@@ -139,27 +140,27 @@ func serverCondition(s *resolvedSpec, v *modelVersion, o observedVersion, p prog
 	d, name := o.Deployment, v.serverName(s)
 	switch {
 	case p.Serving == nil:
-		return condition{conditionServerReady, false, "WaitingForWeights", "the servers start once the weights are pulled"}
+		return reasonWaitingForWeights.condition("the servers start once the weights are pulled")
 	case d == nil:
-		return condition{conditionServerReady, false, "Creating", fmt.Sprintf("creating Deployment %s", name)}
+		return reasonCreating.condition(fmt.Sprintf("creating Deployment %s", name))
 	}
 	want, ready := desiredReplicas(d), d.Status.ReadyReplicas
 	if stalled, msg := deploymentStalled(d); stalled && ready < want {
-		return condition{conditionServerReady, false, "ProgressDeadlineExceeded", fmt.Sprintf("%d of %d servers ready and the rollout gave up: %s; see: kubectl describe -n %s deployment/%s", ready, want, msg, s.Namespace, name)}
+		return reasonProgressDeadlineExceeded.condition(fmt.Sprintf("%d of %d servers ready and the rollout gave up: %s; see: kubectl describe -n %s deployment/%s", ready, want, msg, s.Namespace, name))
 	}
 	switch {
 	case want == 0 && s.Split && v.Weight == 0 && deploymentReady(d):
-		return condition{conditionServerReady, true, "NoTraffic", fmt.Sprintf("spec.traffic gives version %s weight 0: no server runs; its weights stay cached", v.Model.Version)}
+		return reasonNoTraffic.condition(fmt.Sprintf("spec.traffic gives version %s weight 0: no server runs; its weights stay cached", v.Model.Version))
 	case want == 0:
-		return condition{conditionServerReady, false, "ScaledToZero", "spec.replicas.min is 0: no server runs; the weights stay cached"}
+		return reasonScaledToZero.condition("spec.replicas.min is 0: no server runs; the weights stay cached")
 	case deploymentReady(d):
-		return condition{conditionServerReady, true, "Available", fmt.Sprintf("%d of %d servers ready", ready, want)}
+		return reasonAvailable.condition(fmt.Sprintf("%d of %d servers ready", ready, want))
 	case ready == 0:
-		return condition{conditionServerReady, false, "Starting", fmt.Sprintf("0 of %d servers ready; loading a model can take up to %ds", want, *s.Runtime.StartupSeconds)}
+		return reasonStarting.condition(fmt.Sprintf("0 of %d servers ready; loading a model can take up to %ds", want, *s.Runtime.StartupSeconds))
 	case ready < want:
-		return condition{conditionServerReady, false, "Degraded", fmt.Sprintf("%d of %d servers ready", ready, want)}
+		return reasonDegraded.condition(fmt.Sprintf("%d of %d servers ready", ready, want))
 	default:
-		return condition{conditionServerReady, false, "RollingOut", fmt.Sprintf("%d of %d servers ready; rolling out %d updated servers", ready, want, d.Status.UpdatedReplicas)}
+		return reasonRollingOut.condition(fmt.Sprintf("%d of %d servers ready; rolling out %d updated servers", ready, want, d.Status.UpdatedReplicas))
 	}
 }
 
@@ -177,16 +178,16 @@ func phaseFor(s *resolvedSpec, v *modelVersion, o observedVersion, p progress, w
 	}
 	older := p.Serving.ID != v.Model.Hash
 	switch server.Reason {
-	case "ProgressDeadlineExceeded":
+	case reasonProgressDeadlineExceeded:
 		if o.Deployment.Status.ReadyReplicas == 0 {
 			return v1alpha1.PhaseFailed, server.Message
 		}
 		return v1alpha1.PhaseDegraded, server.Message
-	case "Creating", "Starting":
+	case reasonCreating, reasonStarting:
 		return v1alpha1.PhaseStarting, server.Message
-	case "Degraded", "ScaledToZero":
+	case reasonDegraded, reasonScaledToZero:
 		return v1alpha1.PhaseDegraded, server.Message
-	case "NoTraffic":
+	case reasonNoTraffic:
 		return v1alpha1.PhaseStandby, server.Message
 	}
 	// The servers answer. Say so, unless a newer model failed to pull.
@@ -271,18 +272,18 @@ func splitStatus(s *resolvedSpec, o observed, ps []progress, versions []versionR
 	var split condition
 	switch {
 	case len(failed) > 0:
-		split = condition{conditionTrafficSplit, false, "VersionFailed", strings.Join(failed, "; ")}
+		split = reasonVersionFailed.condition(strings.Join(failed, "; "))
 	case len(waiting) > 0:
-		split = condition{conditionTrafficSplit, false, "VersionsNotReady", strings.Join(waiting, "; ") + "; requests go to the versions that serve"}
+		split = reasonVersionsNotReady.condition(strings.Join(waiting, "; ") + "; requests go to the versions that serve")
 	case rt != nil && rt.Rejected:
-		split = condition{conditionTrafficSplit, false, "RouteNotAccepted", rt.Message}
+		split = reasonRouteNotAccepted.condition(rt.Message)
 	case rt != nil && !rt.Reported:
-		split = condition{conditionTrafficSplit, false, "RoutePending", rt.Message}
+		split = reasonRoutePending.condition(rt.Message)
 		r.Warnings = append(r.Warnings, "input.traffic.gateway: "+rt.Message)
 	case rt != nil:
-		split = condition{conditionTrafficSplit, true, "Routed", rt.Message}
+		split = reasonRouted.condition(rt.Message)
 	default:
-		split = condition{conditionTrafficSplit, true, "Approximate", approximateSplit(s)}
+		split = reasonApproximate.condition(approximateSplit(s))
 	}
 	r.Conditions = append(r.Conditions, split)
 	if r.Status.Phase == v1alpha1.PhaseServing {
