@@ -23,7 +23,7 @@ const requirementCache = "model-cache"
 
 // resolveCacheRef checks what a cacheRef rules out: the weights, their
 // volume and their credentials belong to the ModelCache.
-func resolveCacheRef(s *resolvedSpec, spec v1alpha1.InferenceServiceSpec, errs *fieldErrors) {
+func resolveCacheRef(namespace string, spec v1alpha1.InferenceServiceSpec, errs *fieldErrors) {
 	if st := spec.Storage; st != nil && st.PurgeOnDelete != nil && !*st.PurgeOnDelete {
 		errs.add("spec.storage.purgeOnDelete", "false is not possible: Crossplane deletes the weights it composed with the InferenceService; to keep weights beyond a service, pull them with a ModelCache and set spec.model.cacheRef")
 	}
@@ -31,8 +31,8 @@ func resolveCacheRef(s *resolvedSpec, spec v1alpha1.InferenceServiceSpec, errs *
 	if r == nil {
 		return
 	}
-	if r.Namespace != "" && r.Namespace != s.Namespace {
-		errs.add("spec.model.cacheRef.namespace", "%q is not the claim's namespace %q: a volume mounts only in its own namespace; create the ModelCache in %s and remove the namespace", r.Namespace, s.Namespace, s.Namespace)
+	if r.Namespace != "" && r.Namespace != namespace {
+		errs.add("spec.model.cacheRef.namespace", "%q is not the claim's namespace %q: a volume mounts only in its own namespace; create the ModelCache in %s and remove the namespace", r.Namespace, namespace, namespace)
 	}
 	if st := spec.Storage; st != nil && (st.Size != nil || st.StorageClassName != nil || st.AccessMode != "") {
 		errs.add("spec.storage", "the weights live in ModelCache %q's volume, which this service does not size; size it on the ModelCache and remove spec.storage", r.Name)
@@ -223,25 +223,4 @@ func cacheCondition(c *cachedWeights, serversExist bool) condition {
 	default:
 		return reasonCacheUnresolved.condition(msg)
 	}
-}
-
-// useCache records the observed ModelCache on the service. The weights'
-// identity is the revision's directory on the cache's volume, which is
-// what the servers' pod template records; until the cache has it, it is
-// unknown.
-func (s *resolvedSpec) useCache(c *cachedWeights) {
-	if c == nil {
-		return
-	}
-	s.Cached = c
-	if s.Model.URI == "" && c.URI != "" {
-		s.Model.URI = c.URI
-		s.Versions[0].Model.URI = c.URI
-	}
-	id := ""
-	if c.State == cacheReady {
-		id = c.Weights.ID
-	}
-	s.Model.Hash = id
-	s.Versions[0].Model.Hash = id
 }

@@ -425,7 +425,7 @@ func TestDeploymentStrategy(t *testing.T) {
 			setPath(xr, tc.uri, "spec", "model", "uri")
 			setPath(xr, tc.mode, "spec", "storage", "accessMode")
 			s := mustResolve(t, xr, nil)
-			d := renderDeployment(s, s.primary(), wantedWeights(s, s.primary()))
+			d := renderDeployment(s, s.primary(), primaryWeights(t, s))
 			if diff := cmp.Diff(tc.want, d.Spec.Strategy.Type); diff != "" {
 				t.Errorf("strategy (-want +got):\n%s", diff)
 			}
@@ -441,7 +441,7 @@ func TestDeploymentSelectorStable(t *testing.T) {
 	setPath(b, "tgi", "spec", "model", "framework")
 	setPath(b, "hf://other/model", "spec", "model", "uri")
 	sa, sb := mustResolve(t, a, nil), mustResolve(t, b, nil)
-	da, db := renderDeployment(sa, sa.primary(), wantedWeights(sa, sa.primary())), renderDeployment(sb, sb.primary(), wantedWeights(sb, sb.primary()))
+	da, db := renderDeployment(sa, sa.primary(), primaryWeights(t, sa)), renderDeployment(sb, sb.primary(), primaryWeights(t, sb))
 	want := &metav1.LabelSelector{MatchLabels: map[string]string{labelInstance: "llama", labelComponent: componentServer}}
 	if diff := cmp.Diff(want, da.Spec.Selector); diff != "" {
 		t.Errorf("selector (-want +got):\n%s", diff)
@@ -554,4 +554,14 @@ func TestNoAPIToken(t *testing.T) {
 			}
 		})
 	}
+}
+
+// primaryWeights are the weights the primary version of s wants.
+func primaryWeights(t testing.TB, s *resolvedSpec) weights {
+	t.Helper()
+	src, err := newWeightsSource(s, s.primary(), nil, observed{}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return src.wanted()
 }

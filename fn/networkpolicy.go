@@ -28,7 +28,7 @@ type networkPolicy struct {
 
 // resolveNetworkPolicy reads input.networkPolicy; nil when it is off.
 // The Gateway's namespace defaults to input.traffic.gateway.namespace.
-func resolveNetworkPolicy(s *resolvedSpec, in *v1beta1.Input, errs *fieldErrors) *networkPolicy {
+func resolveNetworkPolicy(namespace string, in *v1beta1.Input, errs *fieldErrors) *networkPolicy {
 	np := in.NetworkPolicy
 	if np == nil || !np.Enabled {
 		return nil
@@ -47,7 +47,7 @@ func resolveNetworkPolicy(s *resolvedSpec, in *v1beta1.Input, errs *fieldErrors)
 			errs.add("input.networkPolicy.metricsNamespace", "%q is not a namespace name: %s", np.MetricsNamespace, m)
 		}
 	}
-	out := &networkPolicy{From: []string{s.Namespace}}
+	out := &networkPolicy{From: []string{namespace}}
 	for _, ns := range []string{gw, np.MetricsNamespace} {
 		if ns != "" && !contains(out.From, ns) {
 			out.From = append(out.From, ns)

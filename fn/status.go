@@ -29,24 +29,6 @@ type condition struct {
 	Message string
 }
 
-// progress is what the function rendered and observed this call for one
-// version: the input of its status.
-type progress struct {
-	Pull       jobState
-	PullDetail string // the Failed condition's reason and message
-	// PullFailure says why a failed pull failed.
-	PullFailure pullFailure
-	JobName     string
-	// Serving is set when the Deployment is rendered; Serving.ID differs
-	// from the model's hash while the servers keep older weights.
-	Serving *weights
-	// ServiceRendered says the version's Service is returned: its own
-	// Service in a split, the Service <name> for the primary otherwise.
-	ServiceRendered bool
-	// ServersObserved says the version's Deployment exists.
-	ServersObserved bool
-}
-
 // report is the status the function writes, and its warnings.
 type report struct {
 	Status     v1alpha1.InferenceServiceStatus
@@ -61,85 +43,55 @@ type versionReport struct {
 	Message         string
 }
 
-// statusFor explains where the service is, in a phase, a message and one
+// report explains where the service is, in a phase, a message and one
 // condition each for the weights and the servers of the primary version;
 // in a split also each version's state and a condition for the split.
-func statusFor(s *resolvedSpec, o observed, ps []progress, mainService bool, rt *routeState) report {
+func (p *plan) report() report {
+	s := p.spec
 	var r report
-	versions := make([]versionReport, len(s.Versions))
-	for i := range s.Versions {
-		versions[i] = versionStatus(s, &s.Versions[i], o.PVC, o.Versions[i], ps[i])
+	versions := make([]versionReport, len(p.versions))
+	for i := range p.versions {
+		versions[i] = versionStatus(s, &p.versions[i])
 	}
 	primary := versions[0]
 	r.Conditions = []condition{primary.Weights, primary.Server}
 	r.Status.Phase, r.Status.Message = primary.Phase, primary.Message
-	for i := range s.Versions {
-		if d := o.Versions[i].Deployment; d != nil && ps[i].Serving != nil {
-			r.Status.ReadyReplicas += d.Status.ReadyReplicas
+	for _, vp := range p.versions {
+		if vp.deployment != nil && vp.serving != nil {
+			r.Status.ReadyReplicas += vp.deployment.Status.ReadyReplicas
 		}
 	}
-	if mainService {
+	if p.mainService {
 		r.Status.ServiceName = s.Name
 		r.Status.URL = serviceURL(s)
 	}
-	for i := range s.Versions {
-		v, h := &s.Versions[i], o.Versions[i].HPA
-		if h == nil || !v.autoscaled(s) {
+	for _, vp := range p.versions {
+		if vp.hpa == nil || !vp.autoscaled(s) {
 			continue
 		}
-		if c := hpaCondition(h, autoscalingv2.ScalingActive); c != nil && c.Status == corev1.ConditionFalse {
-			r.Warnings = append(r.Warnings, fmt.Sprintf("spec.autoscaling: the autoscaler %s cannot scale yet (%s: %s); the servers stay at their current count until the cluster's metrics pipeline serves %s", v.serverName(s), c.Reason, c.Message, autoscalerMetrics(s)))
+		if c := hpaCondition(vp.hpa, autoscalingv2.ScalingActive); c != nil && c.Status == corev1.ConditionFalse {
+			r.Warnings = append(r.Warnings, fmt.Sprintf("spec.autoscaling: the autoscaler %s cannot scale yet (%s: %s); the servers stay at their current count until the cluster's metrics pipeline serves %s", vp.serverName(s), c.Reason, c.Message, autoscalerMetrics(s)))
 		}
 	}
 	if s.Split {
-		splitStatus(s, o, ps, versions, rt, &r)
+		p.splitStatus(versions, &r)
 	}
 	return r
 }
 
 // versionStatus judges one version from its own objects.
-func versionStatus(s *resolvedSpec, v *modelVersion, pvc *corev1.PersistentVolumeClaim, o observedVersion, p progress) versionReport {
-	w := weightsCondition(s, v, pvc, p)
-	srv := serverCondition(s, v, o, p)
-	phase, msg := phaseFor(s, v, o, p, w, srv)
+func versionStatus(s *resolvedSpec, vp *versionPlan) versionReport {
+	w := vp.source.condition()
+	srv := serverCondition(s, vp)
+	phase, msg := phaseFor(s, vp, w, srv)
 	return versionReport{Weights: w, Server: srv, Phase: phase, Message: msg}
 }
 
-func weightsCondition(s *resolvedSpec, v *modelVersion, pvc *corev1.PersistentVolumeClaim, p progress) condition {
-	m := v.Model
-	if m.Cache != "" {
-		return cacheCondition(s.Cached, p.ServersObserved)
-	}
-	if !m.pulled() {
-		return reasonUserVolume.condition(fmt.Sprintf("serving %s read-only from the app team's own claim", m.URI))
-	}
-	vol := pvcName(s)
-	switch p.Pull {
-	case jobComplete:
-		return reasonPulled.condition(fmt.Sprintf("the weights of %s are in volume %s", m.URI, vol))
-	case jobFailed:
-		switch p.PullFailure {
-		case pullStalled:
-			return reasonPullStalled.condition(fmt.Sprintf("pull Job %s stalled: its download of %s made no progress for %ds, retries included (%s); check that the source is reachable and serving, then delete the Job to retry; read its logs with: kubectl logs -n %s job/%s", p.JobName, m.URI, s.PullStall, p.PullDetail, s.Namespace, p.JobName))
-		case pullTimedOut:
-			return reasonPullTimedOut.condition(fmt.Sprintf("pull Job %s was stopped after the platform's limit of %ds (input.pullDeadlineSeconds), retries included (%s); if the weights are that large or the link that slow, ask your platform team to raise it; read its logs with: kubectl logs -n %s job/%s", p.JobName, s.PullDeadline, p.PullDetail, s.Namespace, p.JobName))
-		}
-		return reasonPullFailed.condition(fmt.Sprintf("pull Job %s failed (%s); read its logs with: kubectl logs -n %s job/%s", p.JobName, p.PullDetail, s.Namespace, p.JobName))
-	case jobRunning:
-		msg := fmt.Sprintf("pull Job %s is downloading %s into volume %s", p.JobName, m.URI, vol)
-		if pvc != nil && !pvcBound(pvc) {
-			msg += fmt.Sprintf("; the volume is %s (volumes of WaitForFirstConsumer classes bind when the Job's pod starts)", pvc.Status.Phase)
-		}
-		return reasonPulling.condition(msg)
-	default:
-		return reasonPullPending.condition(fmt.Sprintf("creating volume %s and pull Job %s for %s", vol, p.JobName, m.URI))
-	}
-}
-
-func serverCondition(s *resolvedSpec, v *modelVersion, o observedVersion, p progress) condition {
-	d, name := o.Deployment, v.serverName(s)
+// serverCondition is a version's ServerReady condition.
+func serverCondition(s *resolvedSpec, vp *versionPlan) condition {
+	d, v, name := vp.deployment.object(), vp.modelVersion, vp.serverName(s)
 	switch {
-	case p.Serving == nil:
+	case vp.serving == nil:
 		return reasonWaitingForWeights.condition("the servers start once the weights are pulled")
 	case d == nil:
 		return reasonCreating.condition(fmt.Sprintf("creating Deployment %s", name))
@@ -165,9 +117,9 @@ func serverCondition(s *resolvedSpec, v *modelVersion, o observedVersion, p prog
 }
 
 // phaseFor reduces a version's two conditions to one phase and its message.
-func phaseFor(s *resolvedSpec, v *modelVersion, o observedVersion, p progress, weights, server condition) (v1alpha1.Phase, string) {
-	if p.Serving == nil {
-		switch p.Pull {
+func phaseFor(s *resolvedSpec, vp *versionPlan, weights, server condition) (v1alpha1.Phase, string) {
+	if vp.serving == nil {
+		switch vp.source.state() {
 		case jobFailed:
 			return v1alpha1.PhaseFailed, weights.Message
 		case jobRunning:
@@ -176,10 +128,10 @@ func phaseFor(s *resolvedSpec, v *modelVersion, o observedVersion, p progress, w
 			return v1alpha1.PhasePending, weights.Message
 		}
 	}
-	older := p.Serving.ID != v.Model.Hash
+	older := vp.serving.ID != vp.source.wanted().ID
 	switch server.Reason {
 	case reasonProgressDeadlineExceeded:
-		if o.Deployment.Status.ReadyReplicas == 0 {
+		if vp.deployment.Status.ReadyReplicas == 0 {
 			return v1alpha1.PhaseFailed, server.Message
 		}
 		return v1alpha1.PhaseDegraded, server.Message
@@ -191,14 +143,14 @@ func phaseFor(s *resolvedSpec, v *modelVersion, o observedVersion, p progress, w
 		return v1alpha1.PhaseStandby, server.Message
 	}
 	// The servers answer. Say so, unless a newer model failed to pull.
-	url := versionURL(s, v)
+	url := versionURL(s, vp.modelVersion)
 	switch {
-	case older && p.Pull == jobFailed:
+	case older && vp.source.state() == jobFailed:
 		return v1alpha1.PhaseDegraded, fmt.Sprintf("still serving the previous weights: %s", weights.Message)
 	case older:
 		return v1alpha1.PhaseServing, fmt.Sprintf("serving the previous weights at %s while %s", url, weights.Message)
 	default:
-		return v1alpha1.PhaseServing, fmt.Sprintf("serving %s at %s (%s)", v.Model.URI, url, server.Message)
+		return v1alpha1.PhaseServing, fmt.Sprintf("serving %s at %s (%s)", vp.source.uri(), url, server.Message)
 	}
 }
 
@@ -227,7 +179,12 @@ func autoscalerMetrics(s *resolvedSpec) string {
 // primary's (or, when the primary has weight 0, that of the version with
 // the most traffic); a canary that failed makes a serving service Degraded
 // with the canary's reason, never Failed, since the primary still answers.
-func splitStatus(s *resolvedSpec, o observed, ps []progress, versions []versionReport, rt *routeState, r *report) {
+func (p *plan) splitStatus(versions []versionReport, r *report) {
+	s := p.spec
+	var rt *routeState
+	if p.route != nil {
+		rt = &p.route.state
+	}
 	lead := 0
 	for i := range s.Versions {
 		if s.Versions[i].Weight > s.Versions[lead].Weight {
@@ -240,19 +197,20 @@ func splitStatus(s *resolvedSpec, o observed, ps []progress, versions []versionR
 	r.Status.Phase, r.Status.Message = versions[lead].Phase, versions[lead].Message
 
 	var waiting, failed []string
-	for i := range s.Versions {
-		v, vr := &s.Versions[i], versions[i]
+	for i := range p.versions {
+		vp, vr := &p.versions[i], versions[i]
+		v := vp.modelVersion
 		ts := v1alpha1.TrafficStatus{
-			Version: v.Model.Version, Weight: v.Weight, URI: v.Model.URI,
+			Version: v.Model.Version, Weight: v.Weight, URI: vp.source.uri(),
 			Replicas: v.Replicas, Phase: vr.Phase, Message: vr.Message,
 		}
 		if v.autoscaled(s) {
 			ts.Replicas = v.MinReplicas
 		}
-		if d := o.Versions[i].Deployment; d != nil && ps[i].Serving != nil {
-			ts.ReadyReplicas = d.Status.ReadyReplicas
+		if vp.deployment != nil && vp.serving != nil {
+			ts.ReadyReplicas = vp.deployment.Status.ReadyReplicas
 		}
-		if ps[i].ServiceRendered {
+		if vp.renderService {
 			ts.ServiceName = v.versionServiceName(s)
 		}
 		r.Status.Traffic = append(r.Status.Traffic, ts)

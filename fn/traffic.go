@@ -98,8 +98,8 @@ const maxTrafficTargets = 8
 // resolveTraffic checks spec.traffic against the primary model and returns
 // every version, the primary first. Without spec.traffic that is the
 // primary alone, with all the traffic.
-func resolveTraffic(s *resolvedSpec, spec v1alpha1.InferenceServiceSpec, in *v1beta1.Input, errs *fieldErrors, warnings *[]string) []modelVersion {
-	primary := modelVersion{Primary: true, Model: s.Model, Puller: s.Puller, Weight: 100}
+func resolveTraffic(name string, pm model, puller v1beta1.PullerPreset, spec v1alpha1.InferenceServiceSpec, in *v1beta1.Input, errs *fieldErrors, warnings *[]string) []modelVersion {
+	primary := modelVersion{Primary: true, Model: pm, Puller: puller, Weight: 100}
 	if spec.Traffic == nil {
 		return []modelVersion{primary}
 	}
@@ -111,7 +111,7 @@ func resolveTraffic(s *resolvedSpec, spec v1alpha1.InferenceServiceSpec, in *v1b
 	if len(spec.Traffic) > maxTrafficTargets {
 		errs.add(field, "lists %d versions; split between at most %d", len(spec.Traffic), maxTrafficTargets)
 	}
-	if s.Model.Version == "" {
+	if pm.Version == "" {
 		errs.add("spec.model.version", "is required with spec.traffic: set it and list it in spec.traffic with the primary's weight")
 	}
 
@@ -132,9 +132,9 @@ func resolveTraffic(s *resolvedSpec, spec v1alpha1.InferenceServiceSpec, in *v1b
 		}
 		seen[t.Version] = i
 
-		if t.Version == s.Model.Version && s.Model.Version != "" {
+		if t.Version == pm.Version && pm.Version != "" {
 			primaryListed = true
-			checkVersionName(s, t.Version, f+".version", errs)
+			checkVersionName(name, t.Version, f+".version", errs)
 			if t.URI != "" || t.Revision != "" || t.CredentialsSecretRef != nil {
 				errs.add(f, "is the primary version, whose weights are spec.model.uri and spec.model.revision and whose credentials spec.model.credentialsSecretRef; remove uri, revision and credentialsSecretRef here")
 			}
@@ -142,12 +142,12 @@ func resolveTraffic(s *resolvedSpec, spec v1alpha1.InferenceServiceSpec, in *v1b
 			continue
 		}
 
-		checkVersionName(s, t.Version, f+".version", errs)
+		checkVersionName(name, t.Version, f+".version", errs)
 		if t.URI == "" {
 			errs.add(f+".uri", "is required: version %q is not spec.model.version, so name its weights (hf://, s3://, gs://, http(s):// or pvc://)", t.Version)
 			continue
 		}
-		m := model{URI: t.URI, Revision: t.Revision, Version: t.Version, Framework: s.Model.Framework, Secret: t.CredentialsSecretRef}
+		m := model{URI: t.URI, Revision: t.Revision, Version: t.Version, Framework: pm.Framework, Secret: t.CredentialsSecretRef}
 		parseURI(&m, f+".uri", errs)
 		checkRevision(t.Revision, f+".revision", errs)
 		checkSecretRef(t.CredentialsSecretRef, f+".credentialsSecretRef", errs)
@@ -161,16 +161,16 @@ func resolveTraffic(s *resolvedSpec, spec v1alpha1.InferenceServiceSpec, in *v1b
 			if msg, bad := inClearText(m, in); bad {
 				errs.add(f+".credentialsSecretRef", "%s", msg)
 			}
-		case s.Model.Secret != nil && m.Scheme != "" && m.pulled():
+		case pm.Secret != nil && m.Scheme != "" && m.pulled():
 			// Credentials go only to the source they were given for.
-			if sameSource(s.Model, m) {
-				m.Secret = s.Model.Secret
+			if sameSource(pm, m) {
+				m.Secret = pm.Secret
 			} else {
-				*warnings = append(*warnings, fmt.Sprintf("%s.credentialsSecretRef: version %q pulls from %s, not from %s as spec.model does, so it does not use spec.model.credentialsSecretRef; if its source needs credentials, name them here", f, t.Version, sourceOf(m), sourceOf(s.Model)))
+				*warnings = append(*warnings, fmt.Sprintf("%s.credentialsSecretRef: version %q pulls from %s, not from %s as spec.model does, so it does not use spec.model.credentialsSecretRef; if its source needs credentials, name them here", f, t.Version, sourceOf(m), sourceOf(pm)))
 			}
 		}
 		m.Hash = shortHash([]string{m.URI, m.Revision})
-		if m.Hash == s.Model.Hash {
+		if m.Hash == pm.Hash {
 			errs.add(f, "serves the same uri and revision as spec.model; a version must differ from the primary in its weights")
 		} else if j, dup := weights[m.Hash]; dup {
 			errs.add(f, "serves the same uri and revision as %s[%d]; give each version its own weights", field, j)
@@ -189,8 +189,8 @@ func resolveTraffic(s *resolvedSpec, spec v1alpha1.InferenceServiceSpec, in *v1b
 		}
 		versions = append(versions, v)
 	}
-	if !primaryListed && s.Model.Version != "" {
-		errs.add(field, "does not list spec.model.version %q, the primary; add {version: %q, weight: …}", s.Model.Version, s.Model.Version)
+	if !primaryListed && pm.Version != "" {
+		errs.add(field, "does not list spec.model.version %q, the primary; add {version: %q, weight: …}", pm.Version, pm.Version)
 	}
 	if sum != 100 {
 		errs.add(field, "the weights sum to %d; make them sum to 100", sum)
@@ -218,10 +218,10 @@ func sourceOf(m model) string { return m.Scheme + "://" + authority(m) }
 
 // checkVersionName refuses a version that cannot name its objects: the
 // Deployment and Service <name>-<version> are DNS-1035 labels.
-func checkVersionName(s *resolvedSpec, version, field string, errs *fieldErrors) {
-	name := s.Name + "-" + version
+func checkVersionName(claim, version, field string, errs *fieldErrors) {
+	name := claim + "-" + version
 	if m := validation.IsDNS1035Label(name); len(m) > 0 || version == "" {
-		errs.add(field, "%q would name the Deployment and Service %q, which is not a valid name (%s); use lowercase letters, digits and '-', at most %d characters", version, name, strings.Join(m, "; "), validation.DNS1035LabelMaxLength-len(s.Name)-1)
+		errs.add(field, "%q would name the Deployment and Service %q, which is not a valid name (%s); use lowercase letters, digits and '-', at most %d characters", version, name, strings.Join(m, "; "), validation.DNS1035LabelMaxLength-len(claim)-1)
 	}
 }
 
@@ -230,13 +230,15 @@ func checkVersionName(s *resolvedSpec, version, field string, errs *fieldErrors)
 // autoscaler's bounds are its share of min and max. A version of weight
 // above 0 gets at least one server, a version of weight 0 none: so the
 // split follows the weights only as closely as whole servers allow.
-func spread(s *resolvedSpec) {
-	for i := range s.Versions {
-		v := &s.Versions[i]
-		v.Replicas = share(s.MinReplicas, v.Weight)
-		v.MinReplicas = share(s.MinReplicas, v.Weight)
-		v.MaxReplicas = max(v.MinReplicas, share(s.MaxReplicas, v.Weight))
+func spread(versions []modelVersion, b replicaBounds) []modelVersion {
+	out := make([]modelVersion, len(versions))
+	for i, v := range versions {
+		v.Replicas = share(b.MinReplicas, v.Weight)
+		v.MinReplicas = share(b.MinReplicas, v.Weight)
+		v.MaxReplicas = max(v.MinReplicas, share(b.MaxReplicas, v.Weight))
+		out[i] = v
 	}
+	return out
 }
 
 // share is weight percent of n servers, rounded half up, at least one for a
@@ -252,9 +254,9 @@ func share(n, weight int32) int32 {
 func (s *resolvedSpec) primary() *modelVersion { return &s.Versions[0] }
 
 // pulledAny reports whether any version is pulled into the cache volume.
-func (s *resolvedSpec) pulledAny() bool {
-	for i := range s.Versions {
-		if s.Versions[i].Model.pulled() {
+func pulledAny(versions []modelVersion) bool {
+	for i := range versions {
+		if versions[i].Model.pulled() {
 			return true
 		}
 	}
@@ -263,7 +265,7 @@ func (s *resolvedSpec) pulledAny() bool {
 
 // resolveGateway checks the Input's Gateway API parent. It is read only
 // for claims that split traffic.
-func resolveGateway(s *resolvedSpec, in *v1beta1.Input, errs *fieldErrors) *gateway {
+func resolveGateway(name, namespace string, in *v1beta1.Input, errs *fieldErrors) *gateway {
 	if in.Traffic == nil || in.Traffic.Gateway == nil {
 		return nil
 	}
@@ -271,7 +273,7 @@ func resolveGateway(s *resolvedSpec, in *v1beta1.Input, errs *fieldErrors) *gate
 	g := in.Traffic.Gateway
 	gw := &gateway{Name: g.Name, Namespace: g.Namespace, SectionName: g.SectionName, Domain: g.Domain, Scheme: g.Scheme}
 	if gw.Namespace == "" {
-		gw.Namespace = s.Namespace
+		gw.Namespace = namespace
 	}
 	if gw.Scheme == "" {
 		gw.Scheme = "http"
@@ -290,7 +292,7 @@ func resolveGateway(s *resolvedSpec, in *v1beta1.Input, errs *fieldErrors) *gate
 		}
 	}
 	if g.Domain != "" {
-		host := s.Name + "." + s.Namespace + "." + g.Domain
+		host := name + "." + namespace + "." + g.Domain
 		for _, m := range validation.IsDNS1123Subdomain(host) {
 			errs.add(field+".domain", "%q makes the hostname %q, which is not a DNS name: %s", g.Domain, host, m)
 		}
