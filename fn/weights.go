@@ -128,10 +128,10 @@ type userVolume struct{ model model }
 func (u userVolume) wanted() weights {
 	return weights{ID: u.model.Hash, Claim: u.model.Claim, SubPath: u.model.SubPath}
 }
-func (u userVolume) state() jobState                { return jobComplete }
-func (u userVolume) ownVolume() bool                { return false }
+func (u userVolume) state() jobState               { return jobComplete }
+func (u userVolume) ownVolume() bool               { return false }
 func (u userVolume) resources() []composedResource { return nil }
-func (u userVolume) uri() string                    { return u.model.URI }
+func (u userVolume) uri() string                   { return u.model.URI }
 
 func (u userVolume) condition() condition {
 	return reasonUserVolume.condition(fmt.Sprintf("serving %s read-only from the app team's own claim", u.model.URI))
@@ -155,10 +155,10 @@ func (c cacheSource) wanted() weights {
 	}
 	return weights{}
 }
-func (c cacheSource) state() jobState                { return c.cache.pullState(c.serversExist) }
-func (c cacheSource) ownVolume() bool                { return false }
+func (c cacheSource) state() jobState               { return c.cache.pullState(c.serversExist) }
+func (c cacheSource) ownVolume() bool               { return false }
 func (c cacheSource) resources() []composedResource { return nil }
-func (c cacheSource) condition() condition           { return cacheCondition(c.cache, c.serversExist) }
+func (c cacheSource) condition() condition          { return cacheCondition(c.cache, c.serversExist) }
 
 // uri is spec.model.uri, or the cache's when the claim leaves it out.
 func (c cacheSource) uri() string {
