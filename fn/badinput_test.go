@@ -106,6 +106,11 @@ func TestBadInput(t *testing.T) {
 		"InputBackoffNegative":  {input: map[string]any{"pullBackoffLimit": -1}, field: "input.pullBackoffLimit", fix: "use 0 to 20"},
 		"InputDeadlineTooShort": {input: map[string]any{"pullDeadlineSeconds": 10}, field: "input.pullDeadlineSeconds", fix: "use 60 to 604800 seconds"},
 		"InputStallTooLong":     {input: map[string]any{"pullStallSeconds": 7200}, field: "input.pullStallSeconds", fix: "use 30 to 3600 seconds"},
+		"InputRolloutNoRoom":    {input: map[string]any{"rollout": map[string]any{"maxSurge": 0}}, field: "input.rollout", fix: "a rollout could never replace a server"},
+		"InputRolloutNoRoomPct": {input: map[string]any{"rollout": map[string]any{"maxSurge": "0%", "maxUnavailable": "0%"}}, field: "input.rollout", fix: "allow a surge"},
+		"InputSurgeNegative":    {input: map[string]any{"rollout": map[string]any{"maxSurge": -1}}, field: "input.rollout.maxSurge", fix: "use a number of servers of 0 or more"},
+		"InputUnavailableWords": {input: map[string]any{"rollout": map[string]any{"maxUnavailable": "half"}}, field: "input.rollout.maxUnavailable", fix: `write e.g. 1 or "25%"`},
+		"InputUnavailableOver":  {input: map[string]any{"rollout": map[string]any{"maxUnavailable": "150%"}}, field: "input.rollout.maxUnavailable", fix: "a percentage from 0% to 100%"},
 
 		// Malformed quantities and wrong types.
 		"CPUWithUnit":        {xr: set("4 cores", "spec", "resources", "cpu"), field: "spec.resources.cpu", fix: `write it like "500m", "4" or "16Gi"`},

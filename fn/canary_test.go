@@ -14,6 +14,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 )
 
@@ -381,8 +382,15 @@ func TestCanaryPromotion(t *testing.T) {
 	if w := mustWeights(t, d); w != canaryWeights {
 		t.Errorf("the primary serves %+v, want the canary's weights %+v", w, canaryWeights)
 	}
-	if d.Spec.Strategy.Type == appsv1.RecreateDeploymentStrategyType {
-		t.Error("the primary's Deployment recreates its servers: a promotion must roll them")
+	// The primary rolls onto the canary's weights one new server at a
+	// time, never stopping an old one before its replacement is ready.
+	zero, one := intstr.FromInt32(0), intstr.FromInt32(1)
+	wantStrategy := appsv1.DeploymentStrategy{
+		Type:          appsv1.RollingUpdateDeploymentStrategyType,
+		RollingUpdate: &appsv1.RollingUpdateDeployment{MaxUnavailable: &zero, MaxSurge: &one},
+	}
+	if diff := cmp.Diff(wantStrategy, d.Spec.Strategy); diff != "" {
+		t.Errorf("the promoted primary's strategy (-want +got):\n%s", diff)
 	}
 	// The new version's Service takes the version name; the Service llama
 	// stays and selects the primary.

@@ -181,6 +181,16 @@ func renderDeployment(s *resolvedSpec, v *modelVersion, w weights) *appsv1.Deplo
 				ObjectMeta: metav1.ObjectMeta{Labels: labels, Annotations: map[string]string{annotationWeights: w.ID}},
 				Spec:       pod,
 			},
+			// A rollout starts a new server before it stops an old one
+			// (by default): it never has fewer ready servers than it asks
+			// for (input.rollout).
+			Strategy: appsv1.DeploymentStrategy{
+				Type: appsv1.RollingUpdateDeploymentStrategyType,
+				RollingUpdate: &appsv1.RollingUpdateDeployment{
+					MaxUnavailable: ptrTo(s.Rollout.MaxUnavailable),
+					MaxSurge:       ptrTo(s.Rollout.MaxSurge),
+				},
+			},
 			// The deadline must outlast a slow model load, or every
 			// rollout of a large model would be reported as failed.
 			ProgressDeadlineSeconds: ptrTo(startup + 600),

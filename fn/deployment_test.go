@@ -408,25 +408,53 @@ func TestPullJobPlacement(t *testing.T) {
 	}
 }
 
-// TestDeploymentStrategy: servers roll with the API server's default
-// strategy whatever the cache volume's access mode.
+// TestDeploymentStrategy: servers roll one extra server at a time and
+// never with fewer ready servers than they ask for, whatever the volume;
+// input.rollout sets other bounds, counts or percentages.
 func TestDeploymentStrategy(t *testing.T) {
+	rolling := func(surge, unavailable intstr.IntOrString) appsv1.DeploymentStrategy {
+		return appsv1.DeploymentStrategy{
+			Type:          appsv1.RollingUpdateDeploymentStrategyType,
+			RollingUpdate: &appsv1.RollingUpdateDeployment{MaxSurge: &surge, MaxUnavailable: &unavailable},
+		}
+	}
 	cases := map[string]struct {
 		uri, mode string
-		want      appsv1.DeploymentStrategyType
+		in        map[string]any
+		want      appsv1.DeploymentStrategy
 	}{
-		"RWO": {uri: "hf://org/m", mode: "ReadWriteOnce"},
-		"RWX": {uri: "hf://org/m", mode: "ReadWriteMany"},
-		"PVC": {uri: "pvc://shared/m", mode: "ReadWriteOnce"},
+		"RWO": {uri: "hf://org/m", mode: "ReadWriteOnce", want: rolling(intstr.FromInt32(1), intstr.FromInt32(0))},
+		"RWX": {uri: "hf://org/m", mode: "ReadWriteMany", want: rolling(intstr.FromInt32(1), intstr.FromInt32(0))},
+		"PVC": {uri: "pvc://shared/m", mode: "ReadWriteOnce", want: rolling(intstr.FromInt32(1), intstr.FromInt32(0))},
+		"NoSpareGPU": {
+			uri: "hf://org/m", mode: "ReadWriteMany",
+			in:   map[string]any{"rollout": map[string]any{"maxSurge": 0, "maxUnavailable": 1}},
+			want: rolling(intstr.FromInt32(0), intstr.FromInt32(1)),
+		},
+		"Percentages": {
+			uri: "hf://org/m", mode: "ReadWriteMany",
+			in:   map[string]any{"rollout": map[string]any{"maxSurge": "50%", "maxUnavailable": "10%"}},
+			want: rolling(intstr.FromString("50%"), intstr.FromString("10%")),
+		},
+		"OnlySurge": {
+			uri: "hf://org/m", mode: "ReadWriteMany",
+			in:   map[string]any{"rollout": map[string]any{"maxSurge": 2}},
+			want: rolling(intstr.FromInt32(2), intstr.FromInt32(0)),
+		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			xr := testXR()
 			setPath(xr, tc.uri, "spec", "model", "uri")
 			setPath(xr, tc.mode, "spec", "storage", "accessMode")
-			s := mustResolve(t, xr, nil)
-			d := renderDeployment(s, s.primary(), primaryWeights(t, s))
-			if diff := cmp.Diff(tc.want, d.Spec.Strategy.Type); diff != "" {
+			var d *appsv1.Deployment
+			if tc.uri[:6] == "pvc://" {
+				d = desiredObject[appsv1.Deployment](t, run(t, newRequest(t, xr, tc.in)), resourceDeployment)
+			} else {
+				servers, _ := pulled(t, xr, tc.in)
+				d = desiredObject[appsv1.Deployment](t, servers, resourceDeployment)
+			}
+			if diff := cmp.Diff(tc.want, d.Spec.Strategy); diff != "" {
 				t.Errorf("strategy (-want +got):\n%s", diff)
 			}
 		})

@@ -9,12 +9,14 @@ import (
 	"fmt"
 	"path"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"google.golang.org/protobuf/types/known/structpb"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/inferno-ai/function-inferno/apis/inference/v1alpha1"
@@ -58,6 +60,8 @@ type resolvedSpec struct {
 	// Volume names the cache volume (PersistentVolumeClaim).
 	Volume string
 	pullSettings
+	// Rollout is how the servers' Deployments roll.
+	Rollout rollout
 	// Versions are the versions that serve, the primary (Model) first.
 	Versions []modelVersion
 	// Split says spec.traffic splits requests between versions: each
@@ -122,6 +126,11 @@ type pullSettings struct {
 	// PullStall is how long its download may make no progress.
 	PullDeadline int64
 	PullStall    int32
+}
+
+// rollout is the servers' RollingUpdate bounds.
+type rollout struct {
+	MaxSurge, MaxUnavailable intstr.IntOrString
 }
 
 type autoscaling struct {
@@ -247,6 +256,7 @@ func resolve(xr *v1alpha1.XInferenceService, in *v1beta1.Input) (*resolvedSpec, 
 	servers := resolveResources(spec.Resources, m.Framework, in, &errs, &warnings)
 	st := resolveStorage(spec.Storage, in, versions, bounds, split, &errs, &warnings)
 	pulls := resolvePulls(in, &errs)
+	ro := resolveRollout(in, &errs)
 	checkPolicyInput(in, &errs)
 	// The NetworkPolicy's refusals are reported after the policy's.
 	var npErrs fieldErrors
@@ -257,7 +267,7 @@ func resolve(xr *v1alpha1.XInferenceService, in *v1beta1.Input) (*resolvedSpec, 
 		Composite: xr.GetName(), CompositeUID: string(xr.GetUID()),
 		Model: m, Runtime: rt, Puller: puller,
 		replicaBounds: bounds, serverSettings: servers,
-		Storage: st, Volume: name + "-weights", pullSettings: pulls,
+		Storage: st, Volume: name + "-weights", pullSettings: pulls, Rollout: ro,
 		Versions: versions, Split: split,
 		NetworkPolicy: np, Gateway: gw,
 	}
@@ -335,6 +345,37 @@ func resolvePulls(in *v1beta1.Input, errs *fieldErrors) pullSettings {
 		errs.add("input.pullStallSeconds", "%d is out of range; use 30 to 3600 seconds", p.PullStall)
 	}
 	return p
+}
+
+// resolveRollout checks input.rollout: each bound a count of 0 or more
+// or a percentage, and not both 0.
+func resolveRollout(in *v1beta1.Input, errs *fieldErrors) rollout {
+	surge, unavailable := in.RollingUpdate()
+	// As the Deployment API: a surge may exceed the desired count, an
+	// outage may not.
+	noSurge := rolloutBoundZero("input.rollout.maxSurge", surge, 1000, errs)
+	noOutage := rolloutBoundZero("input.rollout.maxUnavailable", unavailable, 100, errs)
+	if noSurge && noOutage {
+		errs.add("input.rollout", "maxSurge and maxUnavailable are both 0, so a rollout could never replace a server; allow a surge (it needs a spare GPU or node per extra server) or, with no spare capacity, maxUnavailable (a rollout then drops capacity)")
+	}
+	return rollout{MaxSurge: surge, MaxUnavailable: unavailable}
+}
+
+// rolloutBoundZero checks one bound of input.rollout, a number of servers
+// or a percentage of at most most, and reports whether it is 0.
+func rolloutBoundZero(field string, v intstr.IntOrString, most int, errs *fieldErrors) bool {
+	if v.Type == intstr.Int {
+		if v.IntVal < 0 {
+			errs.add(field, "%d is negative; use a number of servers of 0 or more, or a percentage such as \"25%%\"", v.IntVal)
+		}
+		return v.IntVal == 0
+	}
+	n, err := strconv.Atoi(strings.TrimSuffix(v.StrVal, "%"))
+	if !strings.HasSuffix(v.StrVal, "%") || err != nil || n < 0 || n > most {
+		errs.add(field, "%q is neither a number of servers nor a percentage from 0%% to %d%%; write e.g. 1 or \"25%%\"", v.StrVal, most)
+		return false
+	}
+	return n == 0
 }
 
 // nameAndNamespace finds the name and namespace of an XR's composed
