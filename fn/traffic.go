@@ -2,6 +2,7 @@ package fn
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -225,29 +226,85 @@ func checkVersionName(claim, version, field string, errs *fieldErrors) {
 	}
 }
 
-// spread sets each version's servers from its weight. Without an
-// autoscaler a version runs its share of spec.replicas.min; with one, its
-// autoscaler's bounds are its share of min and max. A version of weight
-// above 0 gets at least one server, a version of weight 0 none: so the
-// split follows the weights only as closely as whole servers allow.
+// spread sets each version's servers from its weight (apportion).
+// Without an autoscaler a version runs its share of spec.replicas.min;
+// with one, its autoscaler's bounds are its shares of min and of max (and
+// never a ceiling below its floor). The shares of min add up to min, or to
+// the number of versions of weight above 0 when that is more.
 func spread(versions []modelVersion, b replicaBounds) []modelVersion {
+	w := make([]int32, len(versions))
+	for i := range versions {
+		w[i] = versions[i].Weight
+	}
+	mins, maxes := apportion(b.MinReplicas, w), apportion(b.MaxReplicas, w)
 	out := make([]modelVersion, len(versions))
 	for i, v := range versions {
-		v.Replicas = share(b.MinReplicas, v.Weight)
-		v.MinReplicas = share(b.MinReplicas, v.Weight)
-		v.MaxReplicas = max(v.MinReplicas, share(b.MaxReplicas, v.Weight))
+		v.Replicas, v.MinReplicas = mins[i], mins[i]
+		v.MaxReplicas = max(mins[i], maxes[i])
 		out[i] = v
 	}
 	return out
 }
 
-// share is weight percent of n servers, rounded half up, at least one for a
-// weight above 0 unless n is 0.
-func share(n, weight int32) int32 {
-	if n == 0 || weight == 0 {
-		return 0
+// apportion divides n servers between versions of the given weights
+// (percentages summing to 100) by largest remainder:
+//  1. n is 0: no version gets a server;
+//  2. the total is n, or the number of versions of weight above 0 when
+//     that is more: each of them gets at least one server;
+//  3. each version gets the whole part of its quota total·weight/100, and
+//     the servers left over go one each to the largest fractional parts,
+//     the earlier version first on a tie;
+//  4. a version of weight above 0 left with none takes one from the
+//     version most above its quota (of two, the later), until none is
+//     left with none.
+func apportion(n int32, weights []int32) []int32 {
+	out := make([]int32, len(weights))
+	positive := int32(0)
+	for _, w := range weights {
+		if w < 0 || w > 100 {
+			return out // refused by resolveTraffic
+		}
+		if w > 0 {
+			positive++
+		}
 	}
-	return max(1, (n*weight+50)/100)
+	if n <= 0 || positive == 0 {
+		return out
+	}
+	total := max(n, positive)
+	left := total
+	order := make([]int, len(weights))
+	for i, w := range weights {
+		out[i] = total * w / 100
+		left -= out[i]
+		order[i] = i
+	}
+	remainder := func(i int) int32 { return total * weights[i] % 100 }
+	sort.SliceStable(order, func(a, b int) bool { return remainder(order[a]) > remainder(order[b]) })
+	// Weights that do not sum to 100 are refused (resolveTraffic); until
+	// then nothing here may fail on them.
+	left = min(max(left, 0), int32(len(order)))
+	for _, i := range order[:left] {
+		out[i]++
+	}
+	for i, w := range weights {
+		if w == 0 || out[i] > 0 {
+			continue
+		}
+		donor := -1
+		for j := range weights {
+			// Above its quota by out·100 − total·weight hundredths.
+			if out[j] > 1 && (donor < 0 || out[j]*100-total*weights[j] >= out[donor]*100-total*weights[donor]) {
+				donor = j
+			}
+		}
+		if donor < 0 {
+			break
+		}
+		out[donor]--
+		out[i]++
+	}
+	return out
 }
 
 // primary is the version spec.model names.
