@@ -405,10 +405,25 @@ func TestCanaryPromotion(t *testing.T) {
 	if diff := cmp.Diff(wantStrategy, d.Spec.Strategy); diff != "" {
 		t.Errorf("the promoted primary's strategy (-want +got):\n%s", diff)
 	}
-	// The new version's Service takes the version name; the Service llama
-	// stays and selects the primary.
-	if svc := desiredObject[corev1.Service](t, rsp, "service-2"); !labels.SelectorFromSet(svc.Spec.Selector).Matches(labels.Set(d.Spec.Template.Labels)) {
-		t.Errorf("Service llama-2 %v does not select the promoted servers %v", svc.Spec.Selector, d.Spec.Template.Labels)
+	// The new version's Service takes the version name and selects version
+	// 2's servers only, at every moment of the primary's rollout: the
+	// promoted primary's new servers and the canary's warm ones, never the
+	// primary's old servers of version 1, which still run until the
+	// rollout replaced them.
+	svc := desiredObject[corev1.Service](t, rsp, "service-2")
+	oldPrimary := desiredObject[appsv1.Deployment](t, serving, resourceDeployment).Spec.Template.Labels
+	warmCanary := desiredObject[appsv1.Deployment](t, serving, "deployment-2").Spec.Template.Labels
+	for pod, tc := range map[string]struct {
+		labels map[string]string
+		want   bool
+	}{
+		"the promoted primary's new": {d.Spec.Template.Labels, true},
+		"the canary's warm":          {warmCanary, true},
+		"the primary's old":          {oldPrimary, false},
+	} {
+		if got := labels.SelectorFromSet(svc.Spec.Selector).Matches(labels.Set(tc.labels)); got != tc.want {
+			t.Errorf("Service llama-2 (%v) selects %s servers (%v): %v, want %v", svc.Spec.Selector, pod, tc.labels, got, tc.want)
+		}
 	}
 	if st := statusOf(rsp); st["phase"] != "Serving" {
 		t.Errorf("phase %v during the promotion, want Serving (the old servers answer until the new ones are ready): %v", st["phase"], st["message"])

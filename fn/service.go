@@ -27,10 +27,10 @@ func renderService(s *resolvedSpec) *corev1.Service {
 }
 
 // renderVersionService builds the Service that reaches version v's servers
-// alone: the backend an HTTPRoute weighs, and a way to call one version
-// directly.
+// alone (versionSelector): the backend an HTTPRoute weighs, and a way to
+// call one version directly.
 func renderVersionService(s *resolvedSpec, v *modelVersion) *corev1.Service {
-	return clusterIPService(s, v.versionServiceName(s), s.labels(v, v.component()), v.selector(s))
+	return clusterIPService(s, v.versionServiceName(s), s.labels(v, v.component()), v.versionSelector(s))
 }
 
 func clusterIPService(s *resolvedSpec, name string, labels, selector map[string]string) *corev1.Service {

@@ -72,6 +72,20 @@ func (v *modelVersion) selector(s *resolvedSpec) map[string]string {
 	return map[string]string{labelInstance: s.Name, labelComponent: componentCanary, labelVersion: v.Model.Version}
 }
 
+// versionSelector selects version v's servers alone, whichever Deployment
+// runs them, at every moment of a rollout: the claim's instance, the
+// framework's name label and the version label. The servers of other
+// versions differ in the version label, also while the primary's
+// Deployment rolls from one version to another (its selector, which is
+// immutable, holds no version); the pull Jobs' pods carry neither the
+// name nor the version label. Across a promotion it selects both the
+// promoted primary's new servers and the canary's warm ones, which serve
+// the same weights. A Service's selector may change, so existing Services
+// switch to it in place.
+func (v *modelVersion) versionSelector(s *resolvedSpec) map[string]string {
+	return map[string]string{labelInstance: s.Name, labelName: string(s.Model.Framework), labelVersion: v.Model.Version}
+}
+
 // Composition resource names of a version's objects. The primary's are
 // those of a service without a split.
 func (v *modelVersion) deploymentResource() string {
