@@ -348,7 +348,7 @@ func TestCanaryLeavesThePrimaryAlone(t *testing.T) {
 // TestCanaryPromotion moves spec.model to version 2 and drops version 1.
 // The primary's Deployment is updated in place (rolling, never below its
 // ready servers) onto the weights the canary already pulled, with no new
-// pull, and the canary's and version 1's objects are no longer returned.
+// pull; the canary's and version 1's objects stay until it is done.
 func TestCanaryPromotion(t *testing.T) {
 	serving, obs := settle(t, canaryXR(t), nil, world{}, nil)
 	canaryJob := ""
@@ -370,11 +370,17 @@ func TestCanaryPromotion(t *testing.T) {
 	if msg := fatalMessage(rsp); msg != "" {
 		t.Fatal(msg)
 	}
+	// Make before break: the canary's warm servers and version 1's Service
+	// stay until the primary serves version 2 on its full count
+	// (TestMakeBeforeBreakPromotion walks it to the end).
 	names := desiredNames(rsp)
-	for _, gone := range []string{"deployment-2", "service-1"} {
-		if slices.Contains(names, gone) {
-			t.Errorf("%s is still returned after the promotion", gone)
+	for _, kept := range []string{"deployment-2", "service-1"} {
+		if !slices.Contains(names, kept) {
+			t.Errorf("%s is no longer returned on the first call of the promotion", kept)
 		}
+	}
+	if warm := desiredObject[appsv1.Deployment](t, rsp, "deployment-2"); *warm.Spec.Replicas != 1 || mustWeights(t, warm) != canaryWeights {
+		t.Errorf("the canary's warm servers run %d servers of %+v, want its 1 of %+v", *warm.Spec.Replicas, mustWeights(t, warm), canaryWeights)
 	}
 	var jobs []string
 	for _, n := range names {

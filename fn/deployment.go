@@ -96,9 +96,11 @@ func servedWeights(t *corev1.PodTemplateSpec) (w weights, ok bool) {
 }
 
 // renderDeployment builds the model servers of version v, mounting w
-// read-only. Every version serves under the claim's name (MODEL_NAME), so
-// a client's requests read the same whichever version answers them.
-func renderDeployment(s *resolvedSpec, v *modelVersion, w weights) *appsv1.Deployment {
+// read-only, replicas of them; nil replicas leaves the count to the
+// version's autoscaler. Every version serves under the claim's name
+// (MODEL_NAME), so a client's requests read the same whichever version
+// answers them.
+func renderDeployment(s *resolvedSpec, v *modelVersion, w weights, replicas *int32) *appsv1.Deployment {
 	rt := s.Runtime
 	port := *rt.Port
 	startup := *rt.StartupSeconds
@@ -197,11 +199,9 @@ func renderDeployment(s *resolvedSpec, v *modelVersion, w weights) *appsv1.Deplo
 			RevisionHistoryLimit:    ptrTo(int32(3)),
 		},
 	}
-	if !v.autoscaled(s) {
-		// With an autoscaler, spec.replicas belongs to it: setting it here
-		// would make Crossplane and the HPA fight on every reconcile.
-		d.Spec.Replicas = ptrTo(v.Replicas)
-	}
+	// With an autoscaler, spec.replicas belongs to it: setting it here
+	// would make Crossplane and the HPA fight on every reconcile.
+	d.Spec.Replicas = replicas
 	return d
 }
 

@@ -469,7 +469,7 @@ func TestDeploymentSelectorStable(t *testing.T) {
 	setPath(b, "tgi", "spec", "model", "framework")
 	setPath(b, "hf://other/model", "spec", "model", "uri")
 	sa, sb := mustResolve(t, a, nil), mustResolve(t, b, nil)
-	da, db := renderDeployment(sa, sa.primary(), primaryWeights(t, sa)), renderDeployment(sb, sb.primary(), primaryWeights(t, sb))
+	da, db := renderDeployment(sa, sa.primary(), primaryWeights(t, sa), ptrTo(int32(1))), renderDeployment(sb, sb.primary(), primaryWeights(t, sb), ptrTo(int32(1)))
 	want := &metav1.LabelSelector{MatchLabels: map[string]string{labelInstance: "llama", labelComponent: componentServer}}
 	if diff := cmp.Diff(want, da.Spec.Selector); diff != "" {
 		t.Errorf("selector (-want +got):\n%s", diff)

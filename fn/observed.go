@@ -32,7 +32,7 @@ type observed struct {
 	// every version, by composition resource name ("deployment",
 	// "deployment-<version>", "hpa", "hpa-<version>", "service-<version>").
 	Deployments     map[string]*observedDeployment
-	HPAs            map[string]*autoscalingv2.HorizontalPodAutoscaler // metadata and status
+	HPAs            map[string]*autoscalingv2.HorizontalPodAutoscaler // metadata, spec and status
 	VersionServices map[string]*corev1.Service
 	// names are every observed composition resource name.
 	names map[string]bool
@@ -88,7 +88,7 @@ func observe(ocds map[string]*fnv1.Resource) (observed, error) {
 			o.Deployments[name], err = &observedDeployment{Deployment: d, template: t}, derr
 		case name == resourceHPA || strings.HasPrefix(name, resourceHPA+"-"):
 			h := &autoscalingv2.HorizontalPodAutoscaler{}
-			o.HPAs[name], err = h, decodeFields(c, h, "metadata", "status")
+			o.HPAs[name], err = h, decodeFields(c, h, "metadata", "spec", "status")
 		case strings.HasPrefix(name, resourceService+"-"):
 			svc := &corev1.Service{}
 			o.VersionServices[name], err = svc, decodeFields(c, svc, "metadata", "spec", "status")
@@ -155,6 +155,65 @@ func (d *observedDeployment) servedTemplate() (*corev1.PodTemplateSpec, error) {
 		return nil, err
 	}
 	return t, nil
+}
+
+// templateMeta reads one label or annotation of the observed pod template
+// without decoding it: field is "labels" or "annotations".
+func (d *observedDeployment) templateMeta(field, key string) string {
+	return d.template.GetStructValue().GetFields()["metadata"].GetStructValue().
+		GetFields()[field].GetStructValue().GetFields()[key].GetStringValue()
+}
+
+// current says the Deployment's status is about its current spec.
+func (d *observedDeployment) current() bool {
+	return d.Status.ObservedGeneration >= d.Generation
+}
+
+// readyOnTemplate is how many of the Deployment's servers are ready on its
+// current pod template, at least: its ready servers less those not yet
+// updated, none while its status is about an earlier spec.
+func (d *observedDeployment) readyOnTemplate() int32 {
+	if d == nil || !d.current() {
+		return 0
+	}
+	return max(0, d.Status.ReadyReplicas-(d.Status.Replicas-d.Status.UpdatedReplicas))
+}
+
+// readyOn is how many of the Deployment's servers are ready on weights w,
+// at least: readyOnTemplate when its template records w, else none.
+func (d *observedDeployment) readyOn(w weights) int32 {
+	if d == nil || w.ID == "" || d.templateMeta("annotations", annotationWeights) != w.ID {
+		return 0
+	}
+	return d.readyOnTemplate()
+}
+
+// routeBackends are the observed HTTPRoute's backends and weights, nil
+// without a route.
+func (o observed) routeBackends() []routeBackend {
+	if o.Route == nil {
+		return nil
+	}
+	var out []routeBackend
+	for _, r := range o.Route.Spec.Rules {
+		for _, b := range r.BackendRefs {
+			w := int32(1) // the Gateway API's default weight
+			if b.Weight != nil {
+				w = *b.Weight
+			}
+			out = append(out, routeBackend{Service: string(b.Name), Weight: w})
+		}
+	}
+	return out
+}
+
+// routeServices are the Services the observed HTTPRoute sends to.
+func (o observed) routeServices() map[string]bool {
+	out := map[string]bool{}
+	for _, b := range o.routeBackends() {
+		out[b.Service] = true
+	}
+	return out
 }
 
 // decodeFields decodes only the named top-level fields of content into obj.

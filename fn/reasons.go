@@ -25,6 +25,7 @@ const (
 	reasonDegraded
 	reasonRollingOut
 	reasonProgressDeadlineExceeded
+	reasonScalingUp
 	reasonScaledToZero
 	reasonAvailable
 	reasonNoTraffic
@@ -41,6 +42,8 @@ const (
 	reasonVersionFailed
 	reasonRoutePending
 	reasonRouteNotAccepted
+	reasonShifting
+	reasonRouteHeld
 
 	// numReasons counts the reasons; it is not one.
 	numReasons
@@ -126,6 +129,11 @@ var reasons = [numReasons]reasonDoc{
 		Means: "The rollout gave up: the Deployment made no progress within its deadline. Phase `Failed` with no server ready, else `Degraded`.",
 		Do:    "`kubectl -n <ns> describe deployment/<name>` (the message has the command) and the new pods' Events and logs: usually the image, the arguments (`spec.serve`) or resources. Fix the spec; a new rollout starts.",
 	},
+	reasonScalingUp: {
+		Name: "ScalingUp", Type: conditionServerReady, Status: false,
+		Means: "The version is getting servers (a weight shift, a promotion or a rollback moved them to it) and not all of them are ready yet, while make before break keeps the versions it takes them from at their count (`TrafficSplit` `Shifting`). Phase `Serving`: it answers with the servers that are ready.",
+		Do:    "Wait; if it stays, see `Shifting` and look at the new pods as for `Starting`.",
+	},
 	reasonScaledToZero: {
 		Name: "ScaledToZero", Type: conditionServerReady, Status: false,
 		Means: "`spec.replicas.min` is 0: no server runs; the weights stay cached. Phase `Degraded`.",
@@ -188,7 +196,7 @@ var reasons = [numReasons]reasonDoc{
 	},
 	reasonVersionsNotReady: {
 		Name: "VersionsNotReady", Type: conditionTrafficSplit, Status: false,
-		Means: "A version is still pulling or starting; requests go to the versions that serve (through the Gateway, its weight goes to the primary until it has a ready server).",
+		Means: "A version is still pulling or starting; requests go to the versions that serve (through the Gateway, a version's weight is scaled by its share of ready servers and the rest goes to versions with ready servers).",
 		Do:    "Wait; `status.traffic` gives each version's phase.",
 	},
 	reasonVersionFailed: {
@@ -205,6 +213,16 @@ var reasons = [numReasons]reasonDoc{
 		Name: "RouteNotAccepted", Type: conditionTrafficSplit, Status: false,
 		Means: "The Gateway refused the HTTPRoute or could not resolve its backends; the message carries its condition.",
 		Do:    "Platform team: allow routes from the namespace on the listener (`allowedRoutes`), or fix `sectionName`.",
+	},
+	reasonShifting: {
+		Name: "Shifting", Type: conditionTrafficSplit, Status: false,
+		Means: "Servers are moving between versions (a new split or weights, a promotion, a rollback, a removed canary) and make before break holds them: until every version taking servers has them ready on its weights, a version losing servers keeps the ones it had, and a version no longer in `spec.traffic` keeps its Deployment and Service (a promoted canary's warm servers stay until the primary serves the new weights on its full count). The message says who waits for whom. The extra servers need room: see `input.rollout`.",
+		Do:    "Wait: it ends on its own once the new servers are ready, and the holding versions then step down. If it stays, look at the versions it waits for (`status.traffic`, `ServerReady`) as for `Starting`; usually no node has room (a spare GPU) for the new servers.",
+	},
+	reasonRouteHeld: {
+		Name: "RouteHeld", Type: conditionTrafficSplit, Status: false,
+		Means: "No version behind the HTTPRoute has a ready server, so the route keeps the weights it was observed with rather than send requests where nothing answers (its weights otherwise follow readiness: a version gets its weight scaled by its share of ready servers, the rest goes to versions that have ready servers).",
+		Do:    "See why no server is ready (`ServerReady`, `status.traffic`); the route follows again as soon as one is.",
 	},
 }
 

@@ -18,9 +18,12 @@ const servicePort = int32(80)
 // named after the claim, so its DNS name is the one the app team expects.
 // In a split it selects the servers of every version, so requests spread
 // over all of them: the split follows the number of servers per version.
-func renderService(s *resolvedSpec) *corev1.Service {
+// So it does while versions that left the spec keep their servers
+// (departing), e.g. a promoted canary's warm servers until the primary
+// serves the new weights on its full count.
+func renderService(s *resolvedSpec, departing bool) *corev1.Service {
 	sel := s.selector()
-	if s.Split {
+	if s.Split || departing {
 		sel = s.splitSelector()
 	}
 	return clusterIPService(s, s.Name, s.labels(s.primary(), componentServer), sel)

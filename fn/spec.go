@@ -71,7 +71,8 @@ type resolvedSpec struct {
 	// servers; nil renders no NetworkPolicy.
 	NetworkPolicy *networkPolicy
 	// Gateway is the Input's Gateway API parent: a split is then also
-	// routed exactly by an HTTPRoute. Nil without one, or without a split.
+	// routed exactly by an HTTPRoute, which stays once the split ends.
+	// Nil without one.
 	Gateway *gateway
 }
 
@@ -245,10 +246,7 @@ func resolve(xr *v1alpha1.XInferenceService, in *v1beta1.Input) (*resolvedSpec, 
 	puller := resolvePuller(m, in, &errs)
 	versions := resolveTraffic(name, m, puller, spec, in, &errs, &warnings)
 	split := spec.Traffic != nil
-	var gw *gateway
-	if split {
-		gw = resolveGateway(name, ns, in, &errs)
-	}
+	gw := resolveGateway(name, ns, in, &errs)
 	checkModelCredentials(m, in, &errs)
 	resolveCacheRef(ns, spec, &errs)
 	bounds := resolveReplicas(spec, rt, m.Framework, &errs, &warnings)

@@ -73,8 +73,23 @@ func (p *plan) report() report {
 			r.Warnings = append(r.Warnings, fmt.Sprintf("spec.autoscaling: the autoscaler %s cannot scale yet (%s: %s); the servers stay at their current count until the cluster's metrics pipeline serves %s", vp.serverName(s), c.Reason, c.Message, autoscalerMetrics(s)))
 		}
 	}
-	if s.Split {
+	for _, d := range p.departing {
+		if d.renderDeployment {
+			r.Status.ReadyReplicas += d.deployment.Status.ReadyReplicas
+		}
+	}
+	switch {
+	case s.Split:
 		p.splitStatus(versions, &r)
+	case p.route != nil || p.keepsDepartingServers():
+		c := p.trafficCondition(nil, nil, &r)
+		r.Conditions = append(r.Conditions, c)
+		if r.Status.Phase == v1alpha1.PhaseServing {
+			r.Status.Message += "; " + c.Message
+		}
+	}
+	if p.route != nil {
+		r.Status.RouteURL = routeURL(s)
 	}
 	return r
 }
@@ -109,6 +124,8 @@ func serverCondition(s *resolvedSpec, vp *versionPlan) condition {
 		return reasonAvailable.condition(fmt.Sprintf("%d of %d servers ready", ready, want))
 	case ready == 0:
 		return reasonStarting.condition(fmt.Sprintf("0 of %d servers ready; loading a model can take up to %ds", want, *s.Runtime.StartupSeconds))
+	case ready < want && vp.growing:
+		return reasonScalingUp.condition(fmt.Sprintf("%d of %d servers ready; make before break keeps the servers of the versions it takes them from until the others are ready", ready, want))
 	case ready < want:
 		return reasonDegraded.condition(fmt.Sprintf("%d of %d servers ready", ready, want))
 	default:
@@ -181,10 +198,6 @@ func autoscalerMetrics(s *resolvedSpec) string {
 // with the canary's reason, never Failed, since the primary still answers.
 func (p *plan) splitStatus(versions []versionReport, r *report) {
 	s := p.spec
-	var rt *routeState
-	if p.route != nil {
-		rt = &p.route.state
-	}
 	lead := 0
 	for i := range s.Versions {
 		if s.Versions[i].Weight > s.Versions[lead].Weight {
@@ -227,29 +240,74 @@ func (p *plan) splitStatus(versions []versionReport, r *report) {
 		r.Status.Message = strings.Join(failed, "; ")
 	}
 
-	var split condition
-	switch {
-	case len(failed) > 0:
-		split = reasonVersionFailed.condition(strings.Join(failed, "; "))
-	case len(waiting) > 0:
-		split = reasonVersionsNotReady.condition(strings.Join(waiting, "; ") + "; requests go to the versions that serve")
-	case rt != nil && rt.Rejected:
-		split = reasonRouteNotAccepted.condition(rt.Message)
-	case rt != nil && !rt.Reported:
-		split = reasonRoutePending.condition(rt.Message)
-		r.Warnings = append(r.Warnings, "input.traffic.gateway: "+rt.Message)
-	case rt != nil:
-		split = reasonRouted.condition(rt.Message)
-	default:
-		split = reasonApproximate.condition(approximateSplit(s))
-	}
+	split := p.trafficCondition(failed, waiting, r)
 	r.Conditions = append(r.Conditions, split)
 	if r.Status.Phase == v1alpha1.PhaseServing {
 		r.Status.Message += "; " + split.Message
 	}
-	if rt != nil && rt.Rendered {
-		r.Status.RouteURL = routeURL(s)
+}
+
+// trafficCondition is the TrafficSplit condition: of a split, or of a
+// claim whose route or departing versions' servers remain. failed and
+// waiting describe the versions that failed and those not serving yet.
+func (p *plan) trafficCondition(failed, waiting []string, r *report) condition {
+	s := p.spec
+	var rt *routeState
+	if p.route != nil {
+		rt = &p.route.state
 	}
+	hold := p.holdMessage()
+	switch {
+	case p.route != nil && p.route.held:
+		return reasonRouteHeld.condition(fmt.Sprintf("no version has a ready server; HTTPRoute %s keeps its last weights (%s) until one has", s.Name, describeBackends(p.route.backends)))
+	case len(failed) > 0:
+		return reasonVersionFailed.condition(strings.Join(failed, "; "))
+	case len(waiting) > 0:
+		msg := strings.Join(waiting, "; ") + "; requests go to the versions that serve"
+		if hold != "" {
+			msg += "; " + hold
+		}
+		return reasonVersionsNotReady.condition(msg)
+	case hold != "":
+		return reasonShifting.condition(hold)
+	case rt != nil && rt.Rejected:
+		return reasonRouteNotAccepted.condition(rt.Message)
+	case rt != nil && !rt.Reported:
+		r.Warnings = append(r.Warnings, "input.traffic.gateway: "+rt.Message)
+		return reasonRoutePending.condition(rt.Message)
+	case rt != nil:
+		return reasonRouted.condition(rt.Message)
+	default:
+		return reasonApproximate.condition(approximateSplit(s))
+	}
+}
+
+// holdMessage says which Deployments make before break holds and what
+// for; empty when none.
+func (p *plan) holdMessage() string {
+	s := p.spec
+	var holds, waits []string
+	for _, vp := range p.versions {
+		switch {
+		case vp.held:
+			holds = append(holds, fmt.Sprintf("Deployment %s (version %s) keeps %d servers, its share being %d", vp.serverName(s), vp.Model.Version, vp.servers, vp.target))
+		case vp.target > 0 && vp.ready < vp.target:
+			waits = append(waits, fmt.Sprintf("Deployment %s has %d of %d servers ready on version %s's weights", vp.serverName(s), vp.ready, vp.target, vp.Model.Version))
+		}
+	}
+	for _, d := range p.departing {
+		if d.renderDeployment {
+			holds = append(holds, fmt.Sprintf("Deployment %s, of version %s as it was before spec.traffic changed, keeps its %d servers", d.serverName(s), d.Model.Version, desiredReplicas(d.deployment.Deployment)))
+		}
+	}
+	if len(holds) == 0 {
+		return ""
+	}
+	msg := "make before break: " + strings.Join(holds, "; ")
+	if len(waits) > 0 {
+		msg += " until " + strings.Join(waits, ", ")
+	}
+	return msg
 }
 
 // approximateSplit says how the Service <name> splits requests: evenly

@@ -334,8 +334,9 @@ func pulledAny(versions []modelVersion) bool {
 	return false
 }
 
-// resolveGateway checks the Input's Gateway API parent. It is read only
-// for claims that split traffic.
+// resolveGateway checks the Input's Gateway API parent. A claim gets its
+// HTTPRoute with its first split, and keeps it while the Input names the
+// Gateway.
 func resolveGateway(name, namespace string, in *v1beta1.Input, errs *fieldErrors) *gateway {
 	if in.Traffic == nil || in.Traffic.Gateway == nil {
 		return nil

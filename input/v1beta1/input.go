@@ -280,7 +280,10 @@ type RolloutSettings struct {
 type TrafficSettings struct {
 	// Gateway, when set, makes every claim with spec.traffic also get a
 	// Gateway API HTTPRoute (gateway.networking.k8s.io/v1) attached to this
-	// Gateway, with one weighted backend per version: an exact split.
+	// Gateway, with one weighted backend per version: an exact split, its
+	// weights scaled by each version's ready servers. A claim keeps its
+	// route when its split ends (all weight on the claim's Service), until
+	// the Input no longer names a Gateway.
 	// +optional
 	Gateway *GatewayParent `json:"gateway,omitempty"`
 }
