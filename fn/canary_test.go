@@ -210,6 +210,33 @@ func TestCanaryGolden(t *testing.T) {
 			compareGolden(t, "canary-"+st.name, run(t, newRequest(t, xr, in, readObserved(t, fixture)...)))
 		})
 	}
+	for _, tr := range canaryTransitions() {
+		t.Run(tr.name, func(t *testing.T) {
+			compareGolden(t, "canary-"+tr.name, run(t, newRequest(t, tr.xr(t), tr.input(t), readObserved(t, tr.observed)...)))
+		})
+	}
+}
+
+// canaryTransition is the first call of a change to the canary example at
+// rest: a spec edited over a stage's observed objects.
+type canaryTransition struct {
+	name     string
+	xr       func(t testing.TB) map[string]any
+	input    func(t testing.TB) map[string]any
+	observed string // the stage's fixture
+}
+
+func canaryTransitions() []canaryTransition {
+	plain := func(t testing.TB) map[string]any { return compositionInput(t) }
+	example := func(name string) func(t testing.TB) map[string]any {
+		return func(t testing.TB) map[string]any { return readYAML(t, "../examples/canary/"+name) }
+	}
+	fixture := func(stage string) string { return filepath.Join("..", "examples", "canary", "observed", stage+".yaml") }
+	return []canaryTransition{
+		{name: "shifting", xr: example("shifted.yaml"), input: plain, observed: fixture("serving")},
+		{name: "promoting", xr: example("promoted.yaml"), input: plain, observed: fixture("serving")},
+		{name: "promoting-route", xr: example("promoted.yaml"), input: gatewayInput, observed: fixture("route")},
+	}
 }
 
 // TestCanaryObjects checks what a 90/10 split composes once both versions

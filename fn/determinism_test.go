@@ -32,8 +32,9 @@ type exampleCase struct {
 }
 
 // exampleCases are every example at every stage the golden tests render:
-// the claim and each framework, the namespaced composite, the canary, the
-// ModelCache and a service on it, and the locked-down Input.
+// the claim and each framework, the namespaced composite, the canary (at
+// rest and in the middle of a shift and a promotion), the ModelCache and a
+// service on it, and the locked-down Input.
 func exampleCases(t testing.TB) []exampleCase {
 	t.Helper()
 	input := compositionInput(t)
@@ -63,6 +64,10 @@ func exampleCases(t testing.TB) []exampleCase {
 	for _, st := range canaryStages() {
 		fixture := filepath.Join("..", "examples", "canary", "observed", st.name+".yaml")
 		out = append(out, exampleCase{name: "canary/" + st.name, xr: st.xr(t), input: st.input(t), observed: readObserved(t, fixture)})
+	}
+
+	for _, tr := range canaryTransitions() {
+		out = append(out, exampleCase{name: "canary/" + tr.name, xr: tr.xr(t), input: tr.input(t), observed: readObserved(t, tr.observed)})
 	}
 
 	cache, svc := readYAML(t, cacheXRPath), readYAML(t, onCacheXRPath)
