@@ -565,8 +565,8 @@ func TestCanaryStatus(t *testing.T) {
 }
 
 // TestCanaryRoute checks the HTTPRoute: attached to the Input's Gateway,
-// weighted backends to the versions' Services, and a canary's weight held
-// on the primary until the canary has a ready server.
+// weighted backends to the versions' Services that exist, and a canary's
+// weight on the primary until the canary has a ready server.
 func TestCanaryRoute(t *testing.T) {
 	in := gatewayInput(t)
 	for name, tc := range map[string]struct {
@@ -574,8 +574,11 @@ func TestCanaryRoute(t *testing.T) {
 		want  []routeBackend
 		ready fnv1.Ready
 	}{
-		"CanaryReady":         {world: world{RouteState: "accepted"}, want: []routeBackend{{"llama-1", 90}, {"llama-2", 10}}, ready: fnv1.Ready_READY_TRUE},
-		"CanaryNotReady":      {world: world{RouteState: "accepted", NotReady: map[string]bool{"llama-2": true}}, want: []routeBackend{{"llama-1", 100}, {"llama-2", 0}}, ready: fnv1.Ready_READY_TRUE},
+		"CanaryReady":    {world: world{RouteState: "accepted"}, want: []routeBackend{{"llama-1", 90}, {"llama-2", 10}}, ready: fnv1.Ready_READY_TRUE},
+		"CanaryNotReady": {world: world{RouteState: "accepted", NotReady: map[string]bool{"llama-2": true}}, want: []routeBackend{{"llama-1", 100}, {"llama-2", 0}}, ready: fnv1.Ready_READY_TRUE},
+		// No Service of the canary yet: the route names none, or the
+		// gateway would refuse its references.
+		"CanaryPullFailed":    {world: world{RouteState: "accepted", FailPull: map[string]bool{canaryV2URI: true}}, want: []routeBackend{{"llama-1", 100}}, ready: fnv1.Ready_READY_TRUE},
 		"NoGatewayController": {want: []routeBackend{{"llama-1", 90}, {"llama-2", 10}}, ready: fnv1.Ready_READY_FALSE},
 		"Rejected":            {world: world{RouteState: "rejected"}, want: []routeBackend{{"llama-1", 90}, {"llama-2", 10}}, ready: fnv1.Ready_READY_FALSE},
 	} {

@@ -277,7 +277,12 @@ func (p *plan) planRoute() *routePlan {
 	}
 	var cands []routeCandidate
 	if s.Split {
+		// Only Services that exist: a backend of none would have the
+		// gateway refuse the route's references.
 		for _, vp := range p.versions {
+			if !vp.renderService {
+				continue
+			}
 			cands = append(cands, routeCandidate{
 				Service: vp.versionServiceName(s), Weight: vp.Weight, Wanted: vp.target,
 				Ready: p.readyOfVersion(vp.Model.Version),
