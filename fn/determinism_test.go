@@ -15,7 +15,7 @@ import (
 
 // variants is how many perturbed requests TestDeterministic renders per
 // example request.
-const variants = 40
+const variants = 16
 
 // exampleCase is one request of the examples, as the golden tests render
 // it: an XR, the Composition's Input, the observed composed resources and,
