@@ -106,6 +106,11 @@ func TestBadInput(t *testing.T) {
 		"InputBackoffNegative":  {input: map[string]any{"pullBackoffLimit": -1}, field: "input.pullBackoffLimit", fix: "use 0 to 20"},
 		"InputDeadlineTooShort": {input: map[string]any{"pullDeadlineSeconds": 10}, field: "input.pullDeadlineSeconds", fix: "use 60 to 604800 seconds"},
 		"InputStallTooLong":     {input: map[string]any{"pullStallSeconds": 7200}, field: "input.pullStallSeconds", fix: "use 30 to 3600 seconds"},
+		"InputRolloutNoRoom":    {input: map[string]any{"rollout": map[string]any{"maxSurge": 0}}, field: "input.rollout", fix: "a rollout could never replace a server"},
+		"InputRolloutNoRoomPct": {input: map[string]any{"rollout": map[string]any{"maxSurge": "0%", "maxUnavailable": "0%"}}, field: "input.rollout", fix: "allow a surge"},
+		"InputSurgeNegative":    {input: map[string]any{"rollout": map[string]any{"maxSurge": -1}}, field: "input.rollout.maxSurge", fix: "use a number of servers of 0 or more"},
+		"InputUnavailableWords": {input: map[string]any{"rollout": map[string]any{"maxUnavailable": "half"}}, field: "input.rollout.maxUnavailable", fix: `write e.g. 1 or "25%"`},
+		"InputUnavailableOver":  {input: map[string]any{"rollout": map[string]any{"maxUnavailable": "150%"}}, field: "input.rollout.maxUnavailable", fix: "a percentage from 0% to 100%"},
 
 		// Malformed quantities and wrong types.
 		"CPUWithUnit":        {xr: set("4 cores", "spec", "resources", "cpu"), field: "spec.resources.cpu", fix: `write it like "500m", "4" or "16Gi"`},
@@ -281,7 +286,7 @@ func TestBadInput(t *testing.T) {
 		// the limit and the input.policy setting (checked below).
 		"PolicyGPUsPerClaim":             {xr: both(set(2, "spec", "resources", "gpu"), set(map[string]any{"min": 3}, "spec", "replicas")), input: policy(map[string]any{"maxGPUsPerClaim": 4}), field: "spec.resources.gpu", fix: "is 6 GPUs, over the limit of 4 GPUs per claim"},
 		"PolicyGPUsAutoscalerMax":        {xr: both(set(map[string]any{"min": 1, "max": 8}, "spec", "replicas"), set(map[string]any{"enabled": true}, "spec", "autoscaling")), input: policy(map[string]any{"maxGPUsPerClaim": 4}), field: "spec.resources.gpu", fix: "on up to 8 servers"},
-		"PolicyGPUsEveryVersion":         {xr: both(set(map[string]any{"min": 4}, "spec", "replicas"), traffic(tv("1", 90, ""), tv("2", 10, "hf://org/v2"))), input: policy(map[string]any{"maxGPUsPerClaim": 4}), field: "spec.resources.gpu", fix: "on up to 5 servers (every version"},
+		"PolicyGPUsEveryVersion":         {xr: both(set(map[string]any{"min": 2}, "spec", "replicas"), traffic(tv("1", 80, ""), tv("2", 10, "hf://org/v2"), tv("3", 10, "hf://org/v3"))), input: policy(map[string]any{"maxGPUsPerClaim": 2}), field: "spec.resources.gpu", fix: "on up to 3 servers (every version"},
 		"PolicyReplicasMin":              {xr: set(map[string]any{"min": 5}, "spec", "replicas"), input: policy(map[string]any{"maxReplicas": 4}), field: "spec.replicas.min", fix: "over the limit of 4"},
 		"PolicyReplicasMax":              {xr: both(set(map[string]any{"min": 1, "max": 10}, "spec", "replicas"), set(map[string]any{"enabled": true}, "spec", "autoscaling")), input: policy(map[string]any{"maxReplicas": 4}), field: "spec.replicas.max", fix: "over the limit of 4"},
 		"PolicyCPU":                      {xr: set("64", "spec", "resources", "cpu"), input: policy(map[string]any{"maxCPUPerServer": "16"}), field: "spec.resources.cpu", fix: "request at most 16"},

@@ -23,7 +23,7 @@ const requirementCache = "model-cache"
 
 // resolveCacheRef checks what a cacheRef rules out: the weights, their
 // volume and their credentials belong to the ModelCache.
-func resolveCacheRef(s *service, spec v1alpha1.InferenceServiceSpec, errs *fieldErrors) {
+func resolveCacheRef(namespace string, spec v1alpha1.InferenceServiceSpec, errs *fieldErrors) {
 	if st := spec.Storage; st != nil && st.PurgeOnDelete != nil && !*st.PurgeOnDelete {
 		errs.add("spec.storage.purgeOnDelete", "false is not possible: Crossplane deletes the weights it composed with the InferenceService; to keep weights beyond a service, pull them with a ModelCache and set spec.model.cacheRef")
 	}
@@ -31,8 +31,8 @@ func resolveCacheRef(s *service, spec v1alpha1.InferenceServiceSpec, errs *field
 	if r == nil {
 		return
 	}
-	if r.Namespace != "" && r.Namespace != s.Namespace {
-		errs.add("spec.model.cacheRef.namespace", "%q is not the claim's namespace %q: a volume mounts only in its own namespace; create the ModelCache in %s and remove the namespace", r.Namespace, s.Namespace, s.Namespace)
+	if r.Namespace != "" && r.Namespace != namespace {
+		errs.add("spec.model.cacheRef.namespace", "%q is not the claim's namespace %q: a volume mounts only in its own namespace; create the ModelCache in %s and remove the namespace", r.Namespace, namespace, namespace)
 	}
 	if st := spec.Storage; st != nil && (st.Size != nil || st.StorageClassName != nil || st.AccessMode != "") {
 		errs.add("spec.storage", "the weights live in ModelCache %q's volume, which this service does not size; size it on the ModelCache and remove spec.storage", r.Name)
@@ -44,7 +44,7 @@ func resolveCacheRef(s *service, spec v1alpha1.InferenceServiceSpec, errs *field
 
 // cacheRequirement is the selector of the ModelCache claim a service
 // needs, or nil without a cacheRef.
-func cacheRequirement(s *service) *fnv1.ResourceSelector {
+func cacheRequirement(s *resolvedSpec) *fnv1.ResourceSelector {
 	if s.Model.Cache == "" {
 		return nil
 	}
@@ -59,7 +59,7 @@ func cacheRequirement(s *service) *fnv1.ResourceSelector {
 // requireCache asks Crossplane for the service's ModelCache. It asks
 // through both the current and the deprecated field: Crossplane v2 reads
 // either, Crossplane v1 only the deprecated one.
-func requireCache(rsp *fnv1.RunFunctionResponse, s *service) {
+func requireCache(rsp *fnv1.RunFunctionResponse, s *resolvedSpec) {
 	sel := cacheRequirement(s)
 	if sel == nil {
 		return
@@ -115,7 +115,7 @@ type cachedWeights struct {
 //     the cache's: failed (CacheRevisionMissing), unless the cache lists it
 //     and has not reported it yet (pulling);
 //  5. otherwise the revision's phase: Ready, Failed, or pulling.
-func observeCache(req *fnv1.RunFunctionRequest, s *service) (*cachedWeights, error) {
+func observeCache(req *fnv1.RunFunctionRequest, s *resolvedSpec) (*cachedWeights, error) {
 	if s.Model.Cache == "" {
 		return nil, nil
 	}
@@ -140,7 +140,7 @@ func observeCache(req *fnv1.RunFunctionRequest, s *service) (*cachedWeights, err
 }
 
 // judgeCache judges a decoded ModelCache for the service (see observeCache).
-func judgeCache(s *service, mc *v1alpha1.XModelCache) *cachedWeights {
+func judgeCache(s *resolvedSpec, mc *v1alpha1.XModelCache) *cachedWeights {
 	name, st := s.Model.Cache, mc.Status
 	if s.Model.URI != "" && s.Model.URI != mc.Spec.URI {
 		return &cachedWeights{State: cacheMismatch, Message: fmt.Sprintf("ModelCache %s holds %s, not spec.model.uri %s; point spec.model.cacheRef at a cache of %s, or remove spec.model.uri", name, mc.Spec.URI, s.Model.URI, s.Model.URI)}
@@ -206,42 +206,21 @@ func cacheCondition(c *cachedWeights, serversExist bool) condition {
 	msg := c.Message
 	switch c.State {
 	case cacheReady:
-		return condition{conditionWeightsReady, true, "Cached", msg}
+		return reasonCached.condition(msg)
 	case cacheMissing:
 		if serversExist {
 			msg += "; the running servers keep its volume until they stop (Kubernetes holds a mounted claim), but no new server can start"
 		}
-		return condition{conditionWeightsReady, false, "CacheMissing", msg}
+		return reasonCacheMissing.condition(msg)
 	case cachePulling:
-		return condition{conditionWeightsReady, false, "CachePulling", msg}
+		return reasonCachePulling.condition(msg)
 	case cacheFailed:
-		return condition{conditionWeightsReady, false, "CacheFailed", msg}
+		return reasonCacheFailed.condition(msg)
 	case cacheMismatch:
-		return condition{conditionWeightsReady, false, "CacheMismatch", msg}
+		return reasonCacheMismatch.condition(msg)
 	case cacheRevisionMissing:
-		return condition{conditionWeightsReady, false, "CacheRevisionMissing", msg}
+		return reasonCacheRevisionMissing.condition(msg)
 	default:
-		return condition{conditionWeightsReady, false, "CacheUnresolved", msg}
+		return reasonCacheUnresolved.condition(msg)
 	}
-}
-
-// useCache records the observed ModelCache on the service. The weights'
-// identity is the revision's directory on the cache's volume, which is
-// what the servers' pod template records; until the cache has it, it is
-// unknown.
-func (s *service) useCache(c *cachedWeights) {
-	if c == nil {
-		return
-	}
-	s.Cached = c
-	if s.Model.URI == "" && c.URI != "" {
-		s.Model.URI = c.URI
-		s.Versions[0].Model.URI = c.URI
-	}
-	id := ""
-	if c.State == cacheReady {
-		id = c.Weights.ID
-	}
-	s.Model.Hash = id
-	s.Versions[0].Model.Hash = id
 }

@@ -14,6 +14,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 )
 
@@ -209,6 +210,33 @@ func TestCanaryGolden(t *testing.T) {
 			compareGolden(t, "canary-"+st.name, run(t, newRequest(t, xr, in, readObserved(t, fixture)...)))
 		})
 	}
+	for _, tr := range canaryTransitions() {
+		t.Run(tr.name, func(t *testing.T) {
+			compareGolden(t, "canary-"+tr.name, run(t, newRequest(t, tr.xr(t), tr.input(t), readObserved(t, tr.observed)...)))
+		})
+	}
+}
+
+// canaryTransition is the first call of a change to the canary example at
+// rest: a spec edited over a stage's observed objects.
+type canaryTransition struct {
+	name     string
+	xr       func(t testing.TB) map[string]any
+	input    func(t testing.TB) map[string]any
+	observed string // the stage's fixture
+}
+
+func canaryTransitions() []canaryTransition {
+	plain := func(t testing.TB) map[string]any { return compositionInput(t) }
+	example := func(name string) func(t testing.TB) map[string]any {
+		return func(t testing.TB) map[string]any { return readYAML(t, "../examples/canary/"+name) }
+	}
+	fixture := func(stage string) string { return filepath.Join("..", "examples", "canary", "observed", stage+".yaml") }
+	return []canaryTransition{
+		{name: "shifting", xr: example("shifted.yaml"), input: plain, observed: fixture("serving")},
+		{name: "promoting", xr: example("promoted.yaml"), input: plain, observed: fixture("serving")},
+		{name: "promoting-route", xr: example("promoted.yaml"), input: gatewayInput, observed: fixture("route")},
+	}
 }
 
 // TestCanaryObjects checks what a 90/10 split composes once both versions
@@ -239,9 +267,10 @@ func TestCanaryObjects(t *testing.T) {
 	if primary.Name != "llama" || canary.Name != "llama-2" {
 		t.Errorf("Deployments are named %q and %q, want llama and llama-2", primary.Name, canary.Name)
 	}
-	// 4 servers at 90/10: 4 and 1, at least one for a weight above 0.
-	if *primary.Spec.Replicas != 4 || *canary.Spec.Replicas != 1 {
-		t.Errorf("replicas %d/%d, want 4/1", *primary.Spec.Replicas, *canary.Spec.Replicas)
+	// 4 servers at 90/10: 3 and 1 (largest remainder, at least one for a
+	// weight above 0), 4 in all.
+	if *primary.Spec.Replicas != 3 || *canary.Spec.Replicas != 1 {
+		t.Errorf("replicas %d/%d, want 3/1", *primary.Spec.Replicas, *canary.Spec.Replicas)
 	}
 	if got := envOf(canary, envModelVersion); got != "2" {
 		t.Errorf("canary MODEL_VERSION %q, want 2", got)
@@ -309,19 +338,31 @@ func mustWeights(t testing.TB, d *appsv1.Deployment) weights {
 }
 
 // TestCanaryLeavesThePrimaryAlone: adding a canary to a serving claim, and
-// removing it again, never changes the primary's Deployment, so its
-// servers never restart.
+// removing it again, never changes the primary's pod template or
+// selector, so its servers never restart; only its count follows the
+// weights (4 of 4 servers alone, 3 of 4 beside a canary of weight 10),
+// and it is the same Deployment again once the canary left.
 func TestCanaryLeavesThePrimaryAlone(t *testing.T) {
 	plain := canaryXR(t)
 	delete(plain["spec"].(map[string]any), "traffic")
 	before, obs := settle(t, plain, nil, world{}, nil)
 	withCanary, obs2 := settle(t, canaryXR(t), nil, world{}, obs)
 	after, _ := settle(t, plain, nil, world{}, obs2)
-	d0 := desiredMap(t, before, resourceDeployment)
+	d0 := desiredObject[appsv1.Deployment](t, before, resourceDeployment)
 	for name, rsp := range map[string]*fnv1.RunFunctionResponse{"with the canary": withCanary, "after removing it": after} {
-		if diff := cmp.Diff(d0, desiredMap(t, rsp, resourceDeployment)); diff != "" {
-			t.Errorf("the primary's Deployment changed %s (-before +after):\n%s", name, diff)
+		d := desiredObject[appsv1.Deployment](t, rsp, resourceDeployment)
+		if diff := cmp.Diff(d0.Spec.Template, d.Spec.Template); diff != "" {
+			t.Errorf("the primary's pod template changed %s (-before +after):\n%s", name, diff)
 		}
+		if diff := cmp.Diff(d0.Spec.Selector, d.Spec.Selector); diff != "" {
+			t.Errorf("the primary's selector changed %s (-before +after):\n%s", name, diff)
+		}
+	}
+	if got := *desiredObject[appsv1.Deployment](t, withCanary, resourceDeployment).Spec.Replicas; got != 3 {
+		t.Errorf("the primary runs %d servers beside the canary, want 3 of replicas.min 4", got)
+	}
+	if diff := cmp.Diff(desiredMap(t, before, resourceDeployment), desiredMap(t, after, resourceDeployment)); diff != "" {
+		t.Errorf("the primary's Deployment differs after the canary left (-before +after):\n%s", diff)
 	}
 	if _, ok := after.GetDesired().GetResources()["deployment-2"]; ok {
 		t.Error("the canary's Deployment is still returned after the canary was removed")
@@ -334,7 +375,7 @@ func TestCanaryLeavesThePrimaryAlone(t *testing.T) {
 // TestCanaryPromotion moves spec.model to version 2 and drops version 1.
 // The primary's Deployment is updated in place (rolling, never below its
 // ready servers) onto the weights the canary already pulled, with no new
-// pull, and the canary's and version 1's objects are no longer returned.
+// pull; the canary's and version 1's objects stay until it is done.
 func TestCanaryPromotion(t *testing.T) {
 	serving, obs := settle(t, canaryXR(t), nil, world{}, nil)
 	canaryJob := ""
@@ -356,11 +397,17 @@ func TestCanaryPromotion(t *testing.T) {
 	if msg := fatalMessage(rsp); msg != "" {
 		t.Fatal(msg)
 	}
+	// Make before break: the canary's warm servers and version 1's Service
+	// stay until the primary serves version 2 on its full count
+	// (TestMakeBeforeBreakPromotion walks it to the end).
 	names := desiredNames(rsp)
-	for _, gone := range []string{"deployment-2", "service-1"} {
-		if slices.Contains(names, gone) {
-			t.Errorf("%s is still returned after the promotion", gone)
+	for _, kept := range []string{"deployment-2", "service-1"} {
+		if !slices.Contains(names, kept) {
+			t.Errorf("%s is no longer returned on the first call of the promotion", kept)
 		}
+	}
+	if warm := desiredObject[appsv1.Deployment](t, rsp, "deployment-2"); *warm.Spec.Replicas != 1 || mustWeights(t, warm) != canaryWeights {
+		t.Errorf("the canary's warm servers run %d servers of %+v, want its 1 of %+v", *warm.Spec.Replicas, mustWeights(t, warm), canaryWeights)
 	}
 	var jobs []string
 	for _, n := range names {
@@ -381,13 +428,35 @@ func TestCanaryPromotion(t *testing.T) {
 	if w := mustWeights(t, d); w != canaryWeights {
 		t.Errorf("the primary serves %+v, want the canary's weights %+v", w, canaryWeights)
 	}
-	if d.Spec.Strategy.Type == appsv1.RecreateDeploymentStrategyType {
-		t.Error("the primary's Deployment recreates its servers: a promotion must roll them")
+	// The primary rolls onto the canary's weights one new server at a
+	// time, never stopping an old one before its replacement is ready.
+	zero, one := intstr.FromInt32(0), intstr.FromInt32(1)
+	wantStrategy := appsv1.DeploymentStrategy{
+		Type:          appsv1.RollingUpdateDeploymentStrategyType,
+		RollingUpdate: &appsv1.RollingUpdateDeployment{MaxUnavailable: &zero, MaxSurge: &one},
 	}
-	// The new version's Service takes the version name; the Service llama
-	// stays and selects the primary.
-	if svc := desiredObject[corev1.Service](t, rsp, "service-2"); !labels.SelectorFromSet(svc.Spec.Selector).Matches(labels.Set(d.Spec.Template.Labels)) {
-		t.Errorf("Service llama-2 %v does not select the promoted servers %v", svc.Spec.Selector, d.Spec.Template.Labels)
+	if diff := cmp.Diff(wantStrategy, d.Spec.Strategy); diff != "" {
+		t.Errorf("the promoted primary's strategy (-want +got):\n%s", diff)
+	}
+	// The new version's Service takes the version name and selects version
+	// 2's servers only, at every moment of the primary's rollout: the
+	// promoted primary's new servers and the canary's warm ones, never the
+	// primary's old servers of version 1, which still run until the
+	// rollout replaced them.
+	svc := desiredObject[corev1.Service](t, rsp, "service-2")
+	oldPrimary := desiredObject[appsv1.Deployment](t, serving, resourceDeployment).Spec.Template.Labels
+	warmCanary := desiredObject[appsv1.Deployment](t, serving, "deployment-2").Spec.Template.Labels
+	for pod, tc := range map[string]struct {
+		labels map[string]string
+		want   bool
+	}{
+		"the promoted primary's new": {d.Spec.Template.Labels, true},
+		"the canary's warm":          {warmCanary, true},
+		"the primary's old":          {oldPrimary, false},
+	} {
+		if got := labels.SelectorFromSet(svc.Spec.Selector).Matches(labels.Set(tc.labels)); got != tc.want {
+			t.Errorf("Service llama-2 (%v) selects %s servers (%v): %v, want %v", svc.Spec.Selector, pod, tc.labels, got, tc.want)
+		}
 	}
 	if st := statusOf(rsp); st["phase"] != "Serving" {
 		t.Errorf("phase %v during the promotion, want Serving (the old servers answer until the new ones are ready): %v", st["phase"], st["message"])
@@ -413,41 +482,41 @@ func TestCanaryStatus(t *testing.T) {
 		warning  string
 	}{
 		"BothServing": {
-			phase: "Serving", reason: "Approximate", message: "the split is approximate, by servers: version 1 80% (4 of 5 servers, asked 90%), version 2 20% (1 of 5 servers, asked 10%)",
-			versions: []version{{"1", 90, 4, 4, "Serving"}, {"2", 10, 1, 1, "Serving"}},
+			phase: "Serving", reason: "Approximate", message: "the split is approximate, by servers: version 1 75% (3 of 4 servers, asked 90%), version 2 25% (1 of 4 servers, asked 10%)",
+			versions: []version{{"1", 90, 3, 3, "Serving"}, {"2", 10, 1, 1, "Serving"}},
 		},
 		"CanaryPullFailed": {
 			world: world{FailPull: map[string]bool{canaryV2URI: true}},
 			phase: "Degraded", reason: "VersionFailed", message: "version 2 is Failed: pull Job llama-pull-",
-			versions: []version{{"1", 90, 4, 4, "Serving"}, {"2", 10, 1, 0, "Failed"}},
+			versions: []version{{"1", 90, 3, 3, "Serving"}, {"2", 10, 1, 0, "Failed"}},
 		},
 		"CanaryNeverReady": {
 			world: world{NotReady: map[string]bool{"llama-2": true}},
 			phase: "Serving", reason: "VersionsNotReady", message: "serving hf://meta-llama/Llama-3.1-8B-Instruct",
-			versions: []version{{"1", 90, 4, 4, "Serving"}, {"2", 10, 1, 0, "Starting"}},
+			versions: []version{{"1", 90, 3, 3, "Serving"}, {"2", 10, 1, 0, "Starting"}},
 		},
 		"PrimaryPullFailed": {
 			world: world{FailPull: map[string]bool{canaryV1URI: true}},
 			phase: "Failed", reason: "VersionFailed", message: "pull Job llama-pull-",
-			versions: []version{{"1", 90, 4, 0, "Failed"}, {"2", 10, 1, 1, "Serving"}},
+			versions: []version{{"1", 90, 3, 0, "Failed"}, {"2", 10, 1, 1, "Serving"}},
 		},
 		"Routed": {
 			input: gatewayInput, world: world{RouteState: "accepted"},
 			phase: "Serving", reason: "Routed", message: "splits requests exactly: llama-1 90%, llama-2 10%",
-			versions: []version{{"1", 90, 4, 4, "Serving"}, {"2", 10, 1, 1, "Serving"}},
+			versions: []version{{"1", 90, 3, 3, "Serving"}, {"2", 10, 1, 1, "Serving"}},
 			routeURL: "http://llama.team-a.models.example.com",
 		},
 		"RouteWithoutController": {
 			input: gatewayInput,
 			phase: "Serving", reason: "RoutePending", message: "no gateway controller has reported on HTTPRoute llama",
-			versions: []version{{"1", 90, 4, 4, "Serving"}, {"2", 10, 1, 1, "Serving"}},
+			versions: []version{{"1", 90, 3, 3, "Serving"}, {"2", 10, 1, 1, "Serving"}},
 			routeURL: "http://llama.team-a.models.example.com",
 			warning:  "input.traffic.gateway: no gateway controller has reported",
 		},
 		"RouteRejected": {
 			input: gatewayInput, world: world{RouteState: "rejected"},
 			phase: "Serving", reason: "RouteNotAccepted", message: "serving hf://",
-			versions: []version{{"1", 90, 4, 4, "Serving"}, {"2", 10, 1, 1, "Serving"}},
+			versions: []version{{"1", 90, 3, 3, "Serving"}, {"2", 10, 1, 1, "Serving"}},
 			routeURL: "http://llama.team-a.models.example.com",
 		},
 	}
@@ -496,8 +565,8 @@ func TestCanaryStatus(t *testing.T) {
 }
 
 // TestCanaryRoute checks the HTTPRoute: attached to the Input's Gateway,
-// weighted backends to the versions' Services, and a canary's weight held
-// on the primary until the canary has a ready server.
+// weighted backends to the versions' Services that exist, and a canary's
+// weight on the primary until the canary has a ready server.
 func TestCanaryRoute(t *testing.T) {
 	in := gatewayInput(t)
 	for name, tc := range map[string]struct {
@@ -505,8 +574,11 @@ func TestCanaryRoute(t *testing.T) {
 		want  []routeBackend
 		ready fnv1.Ready
 	}{
-		"CanaryReady":         {world: world{RouteState: "accepted"}, want: []routeBackend{{"llama-1", 90}, {"llama-2", 10}}, ready: fnv1.Ready_READY_TRUE},
-		"CanaryNotReady":      {world: world{RouteState: "accepted", NotReady: map[string]bool{"llama-2": true}}, want: []routeBackend{{"llama-1", 100}, {"llama-2", 0}}, ready: fnv1.Ready_READY_TRUE},
+		"CanaryReady":    {world: world{RouteState: "accepted"}, want: []routeBackend{{"llama-1", 90}, {"llama-2", 10}}, ready: fnv1.Ready_READY_TRUE},
+		"CanaryNotReady": {world: world{RouteState: "accepted", NotReady: map[string]bool{"llama-2": true}}, want: []routeBackend{{"llama-1", 100}, {"llama-2", 0}}, ready: fnv1.Ready_READY_TRUE},
+		// No Service of the canary yet: the route names none, or the
+		// gateway would refuse its references.
+		"CanaryPullFailed":    {world: world{RouteState: "accepted", FailPull: map[string]bool{canaryV2URI: true}}, want: []routeBackend{{"llama-1", 100}}, ready: fnv1.Ready_READY_TRUE},
 		"NoGatewayController": {want: []routeBackend{{"llama-1", 90}, {"llama-2", 10}}, ready: fnv1.Ready_READY_FALSE},
 		"Rejected":            {world: world{RouteState: "rejected"}, want: []routeBackend{{"llama-1", 90}, {"llama-2", 10}}, ready: fnv1.Ready_READY_FALSE},
 	} {
@@ -547,20 +619,69 @@ func TestCanaryRoute(t *testing.T) {
 	}
 }
 
-// TestSpreadByWeight checks how servers and autoscaler bounds follow the
-// weights: at least one server for a weight above 0, none for 0.
-func TestSpreadByWeight(t *testing.T) {
+// TestApportion: servers follow the weights by largest remainder; the
+// total is n, or the number of versions of weight above 0 when that is
+// more, and each of those gets at least one.
+func TestApportion(t *testing.T) {
 	for _, tc := range []struct {
-		n, weight, want int32
+		n       int32
+		weights []int32
+		want    []int32
 	}{
-		{4, 90, 4}, {4, 10, 1}, {10, 90, 9}, {10, 10, 1}, {1, 90, 1}, {1, 10, 1},
-		{3, 50, 2}, {5, 0, 0}, {0, 50, 0}, {100, 1, 1}, {7, 100, 7},
+		{4, []int32{90, 10}, []int32{3, 1}}, // round(3.6)+round(0.4) would be 5
+		{10, []int32{90, 10}, []int32{9, 1}},
+		{4, []int32{10, 90}, []int32{1, 3}},
+		{1, []int32{90, 10}, []int32{1, 1}}, // two versions need two servers
+		{2, []int32{90, 10}, []int32{1, 1}},
+		{3, []int32{50, 50}, []int32{2, 1}}, // a tie goes to the earlier
+		{3, []int32{50, 25, 25}, []int32{1, 1, 1}},
+		{7, []int32{100}, []int32{7}},
+		{5, []int32{100, 0}, []int32{5, 0}},
+		{0, []int32{50, 50}, []int32{0, 0}}, // replicas.min 0 runs none
+		{1, []int32{13, 13, 13, 13, 12, 12, 12, 12}, []int32{1, 1, 1, 1, 1, 1, 1, 1}},
+		{8, []int32{93, 1, 1, 1, 1, 1, 1, 1}, []int32{1, 1, 1, 1, 1, 1, 1, 1}},
+		{10, []int32{97, 1, 1, 1}, []int32{7, 1, 1, 1}},
+		{100, []int32{33, 33, 34}, []int32{33, 33, 34}},
+		{10, []int32{33, 33, 34}, []int32{3, 3, 4}},
+		{5, []int32{60, 0, 40}, []int32{3, 0, 2}},
+		{4, []int32{60, 50}, []int32{2, 2}}, // refused weights do not panic
+		{4, []int32{-10, 110}, []int32{0, 0}},
 	} {
-		if got := share(tc.n, tc.weight); got != tc.want {
-			t.Errorf("share(%d, %d%%) = %d, want %d", tc.n, tc.weight, got, tc.want)
+		got := apportion(tc.n, tc.weights)
+		if diff := cmp.Diff(tc.want, got); diff != "" {
+			t.Errorf("apportion(%d, %v) (-want +got):\n%s", tc.n, tc.weights, diff)
 		}
 	}
+	// Over every split of 100 into two and three weights and every n up to
+	// 12: the total is max(n, versions of weight above 0), each of those
+	// has a server and none of weight 0 has one.
+	for n := int32(0); n <= 12; n++ {
+		for a := int32(0); a <= 100; a++ {
+			for b := int32(0); a+b <= 100; b++ {
+				weights := []int32{a, b, 100 - a - b}
+				got := apportion(n, weights)
+				positive, total := int32(0), int32(0)
+				for i, w := range weights {
+					total += got[i]
+					if w > 0 {
+						positive++
+					}
+					if (w > 0) != (got[i] > 0) && n > 0 {
+						t.Fatalf("apportion(%d, %v) = %v: version %d of weight %d has %d servers", n, weights, got, i, w, got[i])
+					}
+				}
+				if want := max(n, positive); n > 0 && total != want {
+					t.Fatalf("apportion(%d, %v) = %v adds up to %d, want %d", n, weights, got, total, want)
+				}
+			}
+		}
+	}
+}
 
+// TestSpreadByWeight checks how servers and autoscaler bounds follow the
+// weights (apportion): at least one server for a weight above 0, none for
+// 0, and the floors add up to replicas.min.
+func TestSpreadByWeight(t *testing.T) {
 	xr := canaryXR(t)
 	setPath(xr, map[string]any{"min": 2, "max": 10}, "spec", "replicas")
 	setPath(xr, map[string]any{"enabled": true}, "spec", "autoscaling")
@@ -569,7 +690,8 @@ func TestSpreadByWeight(t *testing.T) {
 		resource, target string
 		min, max         int32
 	}{
-		{resourceHPA, "llama", 2, 9},
+		// min 2 over 90/10 is 1 and 1; max 10 is 9 and 1.
+		{resourceHPA, "llama", 1, 9},
 		{"hpa-2", "llama-2", 1, 1},
 	} {
 		h := desiredObject[autoscalingv2.HorizontalPodAutoscaler](t, rsp, tc.resource)
@@ -689,6 +811,53 @@ func TestCredentialsPerSource(t *testing.T) {
 			_, got.Warned = warningWith(rsp, "spec.traffic[1].credentialsSecretRef: ")
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("the canary's pull Job credentials (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestTrafficReplicasAddUp: status.traffic[].replicas are the apportioned
+// servers (the autoscalers' floors with autoscaling) and add up to
+// replicas.min, or to the number of versions of weight above 0 when that
+// is more.
+func TestTrafficReplicasAddUp(t *testing.T) {
+	v := func(version string, weight int, uri string) map[string]any {
+		m := map[string]any{"version": version, "weight": weight}
+		if uri != "" {
+			m["uri"] = uri
+		}
+		return m
+	}
+	for name, tc := range map[string]struct {
+		replicas    map[string]any
+		autoscaling bool
+		traffic     []any
+		want        []int
+	}{
+		"Min4At90-10":         {replicas: map[string]any{"min": 4}, traffic: []any{v("1", 90, ""), v("2", 10, canaryV2URI)}, want: []int{3, 1}},
+		"Min1ThreeVersions":   {replicas: map[string]any{"min": 1}, traffic: []any{v("1", 80, ""), v("2", 10, canaryV2URI), v("3", 10, "hf://org/v3")}, want: []int{1, 1, 1}},
+		"Min10At10-90":        {replicas: map[string]any{"min": 10}, traffic: []any{v("1", 10, ""), v("2", 90, canaryV2URI)}, want: []int{1, 9}},
+		"Standby":             {replicas: map[string]any{"min": 4}, traffic: []any{v("1", 100, ""), v("2", 0, canaryV2URI)}, want: []int{4, 0}},
+		"AutoscaledMin2Max10": {replicas: map[string]any{"min": 2, "max": 10}, autoscaling: true, traffic: []any{v("1", 90, ""), v("2", 10, canaryV2URI)}, want: []int{1, 1}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			xr := canaryXR(t)
+			setPath(xr, tc.replicas, "spec", "replicas")
+			setPath(xr, tc.traffic, "spec", "traffic")
+			if tc.autoscaling {
+				setPath(xr, map[string]any{"enabled": true}, "spec", "autoscaling")
+			}
+			rsp := run(t, newRequest(t, xr, nil))
+			if msg := fatalMessage(rsp); msg != "" {
+				t.Fatal(msg)
+			}
+			var got []int
+			list, _ := statusOf(rsp)["traffic"].([]any)
+			for _, e := range list {
+				got = append(got, int(e.(map[string]any)["replicas"].(float64)))
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("status.traffic[].replicas (-want +got):\n%s", diff)
 			}
 		})
 	}

@@ -1,7 +1,6 @@
 package fn
 
 import (
-	"fmt"
 	"strconv"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -55,45 +54,19 @@ const (
 	probeTimeoutSeconds  = 5
 )
 
-// weights is what a server mounts as its model: a directory of the cache
-// volume, or of the user's own claim for pvc:// models.
-type weights struct {
-	// ID is the model hash, recorded on the pod template so that a later
-	// call knows what the servers mount.
-	ID      string
-	Claim   string
-	SubPath string
-}
-
-// wantedWeights are the weights the claim asks for now for version v.
-func wantedWeights(s *service, v *modelVersion) weights {
-	m := v.Model
-	if m.Cache != "" {
-		if s.Cached != nil && s.Cached.State == cacheReady {
-			return s.Cached.Weights
-		}
-		return weights{}
-	}
-	if !m.pulled() {
-		return weights{ID: m.Hash, Claim: m.Claim, SubPath: m.SubPath}
-	}
-	return weights{ID: m.Hash, Claim: pvcName(s), SubPath: cacheDir(m)}
-}
-
-// servingWeights decides which weights version v's servers mount: the
-// wanted ones once they are there; until then, whatever an existing
-// Deployment already serves. Nil means no servers yet: only their first
+// servingWeights decides which weights a version's servers mount: the
+// wanted ones once its source has them; until then, whatever its existing
+// Deployment d already serves. Nil means no servers yet: only their first
 // creation waits for the weights.
-func servingWeights(s *service, v *modelVersion, o observedVersion, pull jobState) (*weights, error) {
-	want := wantedWeights(s, v)
-	mounted := !v.Model.pulled() && v.Model.Cache == "" // pvc:// weights are there from the start
+func servingWeights(src weightsSource, d *observedDeployment) (*weights, error) {
+	want := src.wanted()
 	switch {
-	case mounted || pull == jobComplete:
+	case src.state() == jobComplete:
 		return &want, nil
-	case o.Deployment != nil:
-		t, err := o.servedTemplate()
+	case d != nil:
+		t, err := d.servedTemplate()
 		if err != nil {
-			return nil, fmt.Errorf("cannot decode the observed composed resource %s: %w", v.deploymentResource(), err)
+			return nil, err
 		}
 		if w, ok := servedWeights(t); ok {
 			return &w, nil
@@ -123,9 +96,11 @@ func servedWeights(t *corev1.PodTemplateSpec) (w weights, ok bool) {
 }
 
 // renderDeployment builds the model servers of version v, mounting w
-// read-only. Every version serves under the claim's name (MODEL_NAME), so
-// a client's requests read the same whichever version answers them.
-func renderDeployment(s *service, v *modelVersion, w weights) *appsv1.Deployment {
+// read-only, replicas of them; nil replicas leaves the count to the
+// version's autoscaler. Every version serves under the claim's name
+// (MODEL_NAME), so a client's requests read the same whichever version
+// answers them.
+func renderDeployment(s *resolvedSpec, v *modelVersion, w weights, replicas *int32) *appsv1.Deployment {
 	rt := s.Runtime
 	port := *rt.Port
 	startup := *rt.StartupSeconds
@@ -208,17 +183,25 @@ func renderDeployment(s *service, v *modelVersion, w weights) *appsv1.Deployment
 				ObjectMeta: metav1.ObjectMeta{Labels: labels, Annotations: map[string]string{annotationWeights: w.ID}},
 				Spec:       pod,
 			},
+			// A rollout starts a new server before it stops an old one
+			// (by default): it never has fewer ready servers than it asks
+			// for (input.rollout).
+			Strategy: appsv1.DeploymentStrategy{
+				Type: appsv1.RollingUpdateDeploymentStrategyType,
+				RollingUpdate: &appsv1.RollingUpdateDeployment{
+					MaxUnavailable: ptrTo(s.Rollout.MaxUnavailable),
+					MaxSurge:       ptrTo(s.Rollout.MaxSurge),
+				},
+			},
 			// The deadline must outlast a slow model load, or every
 			// rollout of a large model would be reported as failed.
 			ProgressDeadlineSeconds: ptrTo(startup + 600),
 			RevisionHistoryLimit:    ptrTo(int32(3)),
 		},
 	}
-	if !v.autoscaled(s) {
-		// With an autoscaler, spec.replicas belongs to it: setting it here
-		// would make Crossplane and the HPA fight on every reconcile.
-		d.Spec.Replicas = ptrTo(v.Replicas)
-	}
+	// With an autoscaler, spec.replicas belongs to it: setting it here
+	// would make Crossplane and the HPA fight on every reconcile.
+	d.Spec.Replicas = replicas
 	return d
 }
 

@@ -408,25 +408,53 @@ func TestPullJobPlacement(t *testing.T) {
 	}
 }
 
-// TestDeploymentStrategy: servers roll with the API server's default
-// strategy whatever the cache volume's access mode.
+// TestDeploymentStrategy: servers roll one extra server at a time and
+// never with fewer ready servers than they ask for, whatever the volume;
+// input.rollout sets other bounds, counts or percentages.
 func TestDeploymentStrategy(t *testing.T) {
+	rolling := func(surge, unavailable intstr.IntOrString) appsv1.DeploymentStrategy {
+		return appsv1.DeploymentStrategy{
+			Type:          appsv1.RollingUpdateDeploymentStrategyType,
+			RollingUpdate: &appsv1.RollingUpdateDeployment{MaxSurge: &surge, MaxUnavailable: &unavailable},
+		}
+	}
 	cases := map[string]struct {
 		uri, mode string
-		want      appsv1.DeploymentStrategyType
+		in        map[string]any
+		want      appsv1.DeploymentStrategy
 	}{
-		"RWO": {uri: "hf://org/m", mode: "ReadWriteOnce"},
-		"RWX": {uri: "hf://org/m", mode: "ReadWriteMany"},
-		"PVC": {uri: "pvc://shared/m", mode: "ReadWriteOnce"},
+		"RWO": {uri: "hf://org/m", mode: "ReadWriteOnce", want: rolling(intstr.FromInt32(1), intstr.FromInt32(0))},
+		"RWX": {uri: "hf://org/m", mode: "ReadWriteMany", want: rolling(intstr.FromInt32(1), intstr.FromInt32(0))},
+		"PVC": {uri: "pvc://shared/m", mode: "ReadWriteOnce", want: rolling(intstr.FromInt32(1), intstr.FromInt32(0))},
+		"NoSpareGPU": {
+			uri: "hf://org/m", mode: "ReadWriteMany",
+			in:   map[string]any{"rollout": map[string]any{"maxSurge": 0, "maxUnavailable": 1}},
+			want: rolling(intstr.FromInt32(0), intstr.FromInt32(1)),
+		},
+		"Percentages": {
+			uri: "hf://org/m", mode: "ReadWriteMany",
+			in:   map[string]any{"rollout": map[string]any{"maxSurge": "50%", "maxUnavailable": "10%"}},
+			want: rolling(intstr.FromString("50%"), intstr.FromString("10%")),
+		},
+		"OnlySurge": {
+			uri: "hf://org/m", mode: "ReadWriteMany",
+			in:   map[string]any{"rollout": map[string]any{"maxSurge": 2}},
+			want: rolling(intstr.FromInt32(2), intstr.FromInt32(0)),
+		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			xr := testXR()
 			setPath(xr, tc.uri, "spec", "model", "uri")
 			setPath(xr, tc.mode, "spec", "storage", "accessMode")
-			s := mustResolve(t, xr, nil)
-			d := renderDeployment(s, s.primary(), wantedWeights(s, s.primary()))
-			if diff := cmp.Diff(tc.want, d.Spec.Strategy.Type); diff != "" {
+			var d *appsv1.Deployment
+			if tc.uri[:6] == "pvc://" {
+				d = desiredObject[appsv1.Deployment](t, run(t, newRequest(t, xr, tc.in)), resourceDeployment)
+			} else {
+				servers, _ := pulled(t, xr, tc.in)
+				d = desiredObject[appsv1.Deployment](t, servers, resourceDeployment)
+			}
+			if diff := cmp.Diff(tc.want, d.Spec.Strategy); diff != "" {
 				t.Errorf("strategy (-want +got):\n%s", diff)
 			}
 		})
@@ -441,7 +469,7 @@ func TestDeploymentSelectorStable(t *testing.T) {
 	setPath(b, "tgi", "spec", "model", "framework")
 	setPath(b, "hf://other/model", "spec", "model", "uri")
 	sa, sb := mustResolve(t, a, nil), mustResolve(t, b, nil)
-	da, db := renderDeployment(sa, sa.primary(), wantedWeights(sa, sa.primary())), renderDeployment(sb, sb.primary(), wantedWeights(sb, sb.primary()))
+	da, db := renderDeployment(sa, sa.primary(), primaryWeights(t, sa), ptrTo(int32(1))), renderDeployment(sb, sb.primary(), primaryWeights(t, sb), ptrTo(int32(1)))
 	want := &metav1.LabelSelector{MatchLabels: map[string]string{labelInstance: "llama", labelComponent: componentServer}}
 	if diff := cmp.Diff(want, da.Spec.Selector); diff != "" {
 		t.Errorf("selector (-want +got):\n%s", diff)
@@ -554,4 +582,14 @@ func TestNoAPIToken(t *testing.T) {
 			}
 		})
 	}
+}
+
+// primaryWeights are the weights the primary version of s wants.
+func primaryWeights(t testing.TB, s *resolvedSpec) weights {
+	t.Helper()
+	src, err := newWeightsSource(s, s.primary(), nil, observed{}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return src.wanted()
 }

@@ -62,8 +62,11 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 	return rsp, nil
 }
 
-// renderInferenceService decodes, checks and composes an InferenceService.
-// A service on a ModelCache asks Crossplane for it in rsp's requirements.
+// renderInferenceService composes an InferenceService, in one direction:
+// decode the XR, resolve it against the Input (pure: spec and Input
+// only), observe the ModelCache it names and the objects Crossplane
+// observed, plan, build the objects and the status (compose). A service on
+// a ModelCache asks Crossplane for it in rsp's requirements.
 func renderInferenceService(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, in *v1beta1.Input) (composition, []string, error) {
 	xr, err := decodeXR(req.GetObserved().GetComposite().GetResource())
 	if err != nil {
@@ -73,20 +76,19 @@ func renderInferenceService(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionR
 	if err != nil {
 		return composition{}, nil, err
 	}
-	cache, err := observeCache(req, s)
-	if err != nil {
-		return composition{}, nil, err
-	}
-	s.useCache(cache)
 	// The requirements go out on every call, before any refusal, so that
 	// Crossplane sees them stable and stops iterating.
 	requireCache(rsp, s)
 	names := claimedServices(s, xr.Spec, req.GetObserved().GetResources())
 	requireServices(rsp, s, names)
+	cache, err := observeCache(req, s)
+	if err != nil {
+		return composition{}, nil, err
+	}
 	if err := checkNameClashes(req, s, names); err != nil {
 		return composition{}, warnings, err
 	}
-	c, err := compose(s, req.GetObserved().GetResources())
+	c, err := compose(s, cache, req.GetObserved().GetResources())
 	return c, warnings, err
 }
 
@@ -141,106 +143,24 @@ type composition struct {
 	NotReady bool
 }
 
-// compose decides what to return for a resolved InferenceService given the
-// observed composed resources. It is pure: the same arguments give the
-// same composition.
-//
-// Only the first creation of the servers waits for the weights. Crossplane
-// deletes whatever the function stops returning, so once a Deployment,
-// Service or autoscaler exists it is returned on every later call. Each
-// version of a split goes through the same steps with its own objects.
-func compose(s *service, ocds map[string]*fnv1.Resource) (composition, error) {
-	var c composition
-	add := func(name string, obj runtime.Object, ready bool) {
-		c.Resources = append(c.Resources, composedResource{Name: name, Object: obj, Ready: ready})
-	}
-
-	jobs := make([]pullJob, len(s.Versions))
-	jobResources := make([]string, len(s.Versions))
-	for i := range s.Versions {
-		if s.Versions[i].Model.pulled() {
-			jobs[i] = renderPullJob(s, &s.Versions[i])
-			jobResources[i] = jobs[i].Resource
-		}
-	}
-	o, err := observe(ocds, s, jobResources)
+// compose decides what to return for a resolved InferenceService given
+// the observed ModelCache (nil without one) and the observed composed
+// resources: it observes them, plans (newPlan), and builds the plan's
+// objects and its status. It is pure: the same arguments give the same
+// composition.
+func compose(s *resolvedSpec, cache *cachedWeights, ocds map[string]*fnv1.Resource) (composition, error) {
+	o, err := observe(ocds)
 	if err != nil {
-		return c, err
+		return composition{}, err
 	}
-
-	var warnings []string
-	if s.pulledAny() {
-		pvc, w := renderPVC(s, o.PVC)
-		warnings = append(warnings, w...)
-		add(resourcePVC, pvc, pvcBound(o.PVC))
+	p, err := newPlan(s, cache, o)
+	if err != nil {
+		return composition{}, err
 	}
-
-	ps := make([]progress, len(s.Versions))
-	serving := false
-	for i := range s.Versions {
-		v, ov, p := &s.Versions[i], o.Versions[i], &ps[i]
-		p.ServersObserved = ov.Deployment != nil
-		switch {
-		case v.Model.pulled():
-			p.Pull, p.PullDetail = pullState(ov.Job)
-			p.PullFailure = pullFailureOf(ov.Job)
-			p.JobName = jobs[i].Job.Name
-			add(jobs[i].Resource, jobs[i].Job, p.Pull == jobComplete)
-		case v.Model.Cache != "":
-			p.Pull = s.Cached.pullState(p.ServersObserved)
-		}
-		if p.Serving, err = servingWeights(s, v, ov, p.Pull); err != nil {
-			return c, err
-		}
-		if p.Serving != nil {
-			serving = true
-			add(v.deploymentResource(), renderDeployment(s, v, *p.Serving), deploymentReady(ov.Deployment))
-		}
-		if v.autoscaled(s) && (p.Serving != nil || ov.HPA != nil) {
-			add(v.hpaResource(), renderHPA(s, v), hpaReady(ov.HPA))
-		}
-		if s.Split && (p.Serving != nil || ov.Service != nil) {
-			add(v.serviceResource(), renderVersionService(s, v), serviceReady(ov.Service))
-			p.ServiceRendered = true
-		}
-	}
-	// The Service <name> comes with the first servers, of any version.
-	mainService := serving || o.Service != nil
-	if mainService {
-		add(resourceService, renderService(s), serviceReady(o.Service))
-		if !s.Split {
-			ps[0].ServiceRendered = true
-		}
-	}
-
-	var rt *routeState
-	if s.Gateway != nil && (ps[0].ServiceRendered || o.Route != nil) {
-		ready := make([]bool, len(s.Versions))
-		for i := range s.Versions {
-			d := o.Versions[i].Deployment
-			ready[i] = ps[i].ServiceRendered && d != nil && d.Status.ReadyReplicas > 0
-		}
-		backends := routeBackends(s, ready)
-		ok, st := routeReady(s, o.Route, backends)
-		add(resourceRoute, renderHTTPRoute(s, backends), ok)
-		rt = &st
-	}
-
-	if s.NetworkPolicy != nil {
-		// From the first call, so the pull pods are covered from their
-		// start and the servers from theirs.
-		if s.pulledAny() {
-			_, seen := ocds[resourceNetworkPolicyPull]
-			add(resourceNetworkPolicyPull, renderPullPolicy(s), networkPolicyReady(seen))
-		}
-		_, seen := ocds[resourceNetworkPolicy]
-		add(resourceNetworkPolicy, renderServerPolicy(s), networkPolicyReady(seen))
-	}
-
-	c.Report = statusFor(s, o, ps, mainService, rt)
-	c.NotReady = s.Cached != nil && s.Cached.State != cacheReady
-	c.Report.Warnings = append(warnings, c.Report.Warnings...)
-	return c, nil
+	resources, warnings := p.resources()
+	r := p.report()
+	r.Warnings = append(warnings, r.Warnings...)
+	return composition{Resources: resources, Report: r, NotReady: p.waitingForCache()}, nil
 }
 
 // writeTo puts the composition into the response: the composed objects,
@@ -302,9 +222,9 @@ func (c composition) writeTo(rsp *fnv1.RunFunctionResponse) error {
 	for _, cd := range c.Report.Conditions {
 		var co *response.ConditionOption
 		if cd.Status {
-			co = response.ConditionTrue(rsp, cd.Type, cd.Reason)
+			co = response.ConditionTrue(rsp, cd.Type, cd.Reason.String())
 		} else {
-			co = response.ConditionFalse(rsp, cd.Type, cd.Reason)
+			co = response.ConditionFalse(rsp, cd.Type, cd.Reason.String())
 		}
 		co.WithMessage(cd.Message).TargetCompositeAndClaim()
 	}

@@ -67,9 +67,9 @@ func deploymentStatus(want, ready int, extra ...map[string]any) map[string]any {
 	}
 }
 
-// observedDeployment observes the desired Deployment of rsp at generation
+// observeDeployment observes the desired Deployment of rsp at generation
 // 1 with spec.replicas replicas (as the API server or the HPA set it).
-func observedDeployment(t testing.TB, rsp *fnv1.RunFunctionResponse, replicas int, status map[string]any) observedObject {
+func observeDeployment(t testing.TB, rsp *fnv1.RunFunctionResponse, replicas int, status map[string]any) observedObject {
 	t.Helper()
 	o := observedFrom(t, rsp, resourceDeployment, status)
 	setPath(o.Object, 1, "metadata", "generation")
@@ -98,7 +98,7 @@ func pulled(t testing.TB, xr, in map[string]any) (*fnv1.RunFunctionResponse, []o
 func serving(t testing.TB, xr, in map[string]any, replicas int, status map[string]any) []observedObject {
 	t.Helper()
 	servers, obs := pulled(t, xr, in)
-	obs = append(obs, observedDeployment(t, servers, replicas, status), observedFrom(t, servers, resourceService, map[string]any{}))
+	obs = append(obs, observeDeployment(t, servers, replicas, status), observedFrom(t, servers, resourceService, map[string]any{}))
 	if _, ok := servers.GetDesired().GetResources()[resourceHPA]; ok {
 		obs = append(obs, observedFrom(t, servers, resourceHPA, map[string]any{
 			"conditions": []any{map[string]any{"type": "AbleToScale", "status": "True", "reason": "ReadyForNewScale"}},

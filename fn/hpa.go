@@ -16,8 +16,8 @@ const resourceHPA = "hpa"
 // recommendations.
 //
 // In a split each version has its own autoscaler, bounded by its share of
-// spec.replicas.
-func renderHPA(s *service, v *modelVersion) *autoscalingv2.HorizontalPodAutoscaler {
+// spec.replicas (or more while the plan holds its servers): min to max.
+func renderHPA(s *resolvedSpec, v *modelVersion, minReplicas, maxReplicas int32) *autoscalingv2.HorizontalPodAutoscaler {
 	a := s.Autoscaling
 	var metrics []autoscalingv2.MetricSpec
 	if a.CPUUtilization != nil {
@@ -49,8 +49,8 @@ func renderHPA(s *service, v *modelVersion) *autoscalingv2.HorizontalPodAutoscal
 		ObjectMeta: metav1.ObjectMeta{Name: v.serverName(s), Namespace: s.Namespace, Labels: s.labels(v, v.component())},
 		Spec: autoscalingv2.HorizontalPodAutoscalerSpec{
 			ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: v.serverName(s)},
-			MinReplicas:    ptrTo(v.MinReplicas),
-			MaxReplicas:    v.MaxReplicas,
+			MinReplicas:    ptrTo(minReplicas),
+			MaxReplicas:    maxReplicas,
 			Metrics:        metrics,
 		},
 	}

@@ -69,7 +69,7 @@ func TestRenderHPA(t *testing.T) {
 			servers, _ := pulled(t, xr, tc.in)
 			got := desiredObject[autoscalingv2.HorizontalPodAutoscaler](t, servers, resourceHPA)
 			s := mustResolve(t, xr, tc.in)
-			want := renderHPA(s, s.primary()).DeepCopy()
+			want := renderHPA(s, s.primary(), s.primary().MinReplicas, s.primary().MaxReplicas).DeepCopy()
 			want.Spec = autoscalingv2.HorizontalPodAutoscalerSpec{
 				ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "llama"},
 				MinReplicas:    ptrTo(tc.wantMin), MaxReplicas: tc.wantMax, Metrics: tc.wantMetrics,

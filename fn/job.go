@@ -79,7 +79,7 @@ func cacheDir(m model) string { return m.Hash }
 // Each version of a split has its own Job. The template names only the
 // weights, not the version, so a canary promoted to primary finds its Job
 // under the same name and is not pulled again.
-func renderPullJob(s *service, v *modelVersion) pullJob {
+func renderPullJob(s *resolvedSpec, v *modelVersion) pullJob {
 	m := v.Model
 	labels := s.labels(v, componentPuller)
 	// The template's labels leave out the version and the framework: they

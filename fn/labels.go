@@ -32,7 +32,7 @@ const (
 )
 
 // labels returns the labels of one component's objects of version v.
-func (s *service) labels(v *modelVersion, component string) map[string]string {
+func (s *resolvedSpec) labels(v *modelVersion, component string) map[string]string {
 	l := map[string]string{
 		labelInstance:  s.Name,
 		labelManagedBy: managedBy,
@@ -52,7 +52,7 @@ func (s *service) labels(v *modelVersion, component string) map[string]string {
 // selector selects the model servers. It must never change once a
 // Deployment exists (the field is immutable), so it holds only labels that
 // are fixed for the life of a claim.
-func (s *service) selector() map[string]string {
+func (s *resolvedSpec) selector() map[string]string {
 	return map[string]string{labelInstance: s.Name, labelComponent: componentServer}
 }
 
@@ -61,6 +61,6 @@ func (s *service) selector() map[string]string {
 // primary's servers from their start, so the Service <name> can switch to
 // it without restarting them; the pull Jobs' pods do not carry the name
 // label, so they never become endpoints.
-func (s *service) splitSelector() map[string]string {
+func (s *resolvedSpec) splitSelector() map[string]string {
 	return map[string]string{labelInstance: s.Name, labelName: string(s.Model.Framework)}
 }

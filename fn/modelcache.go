@@ -29,13 +29,11 @@ const maxCacheRevisions = 16
 // resolveCache checks a ModelCache and applies the Input's defaults. Its
 // revisions become versions of a service without servers, so the volume
 // and Job builders serve both kinds unchanged.
-func resolveCache(xr *v1alpha1.XModelCache, in *v1beta1.Input) (*service, []string, error) {
+func resolveCache(xr *v1alpha1.XModelCache, in *v1beta1.Input) (*resolvedSpec, []string, error) {
 	var errs fieldErrors
 	var warnings []string
-	s := &service{}
 	spec := xr.Spec
-	s.Name, s.Namespace = nameAndNamespace(xr, v1alpha1.CacheClaimKind, in, &errs, &warnings)
-	s.Volume = s.Name + "-cache"
+	name, ns := nameAndNamespace(xr, v1alpha1.CacheClaimKind, in, &errs, &warnings)
 
 	m := model{URI: spec.URI, Secret: spec.CredentialsSecretRef}
 	parseURI(&m, "spec.uri", &errs)
@@ -49,6 +47,7 @@ func resolveCache(xr *v1alpha1.XModelCache, in *v1beta1.Input) (*service, []stri
 	if msg, bad := sourceRefused(m, in); bad {
 		errs.add("spec.uri", "%s", msg)
 	}
+	var puller v1beta1.PullerPreset
 	if m.pulled() && m.Scheme != "" {
 		p, ok := in.Puller(m.Scheme)
 		switch {
@@ -57,16 +56,53 @@ func resolveCache(xr *v1alpha1.XModelCache, in *v1beta1.Input) (*service, []stri
 		case p.Image == "" || len(p.Command) == 0:
 			errs.add("input.pullers."+m.Scheme, "has no image or command; the Composition's Input must describe the %s:// puller in full", m.Scheme)
 		}
-		s.Puller = p
+		puller = p
 	}
+	versions := cacheRevisions(m, puller, spec.Revisions, &errs)
 
-	revisions := spec.Revisions
-	if len(revisions) == 0 {
+	var st *v1alpha1.StorageSpec
+	if c := spec.Storage; c != nil {
+		st = &v1alpha1.StorageSpec{Size: c.Size, StorageClassName: c.StorageClassName, AccessMode: c.AccessMode}
+	}
+	var servers serverSettings
+	if in.Scheduling != nil {
+		servers.Scheduling = *in.Scheduling
+	}
+	storage := resolveStorage(st, in, versions, replicaBounds{}, false, &errs, &warnings)
+	pulls := resolvePulls(in, &errs)
+	checkPolicyInput(in, &errs)
+	np := resolveNetworkPolicy(ns, in, &errs)
+	var primary model
+	if len(versions) > 0 {
+		primary = versions[0].Model
+	}
+	s := &resolvedSpec{
+		Name: name, Namespace: ns, Volume: name + "-cache",
+		Model: primary, Puller: puller, serverSettings: servers,
+		Storage: storage, pullSettings: pulls,
+		Versions: versions, NetworkPolicy: np,
+	}
+	if p := in.Policy; p != nil {
+		sz := spec.Storage != nil && spec.Storage.Size != nil
+		class := spec.Storage != nil && spec.Storage.StorageClassName != nil
+		checkStoragePolicy(s, sz, class, p, &errs)
+	}
+	if err := errs.err(); err != nil {
+		return nil, nil, err
+	}
+	return s, warnings, nil
+}
+
+// cacheRevisions checks spec.revisions and makes each a version of m.
+func cacheRevisions(m model, puller v1beta1.PullerPreset, revisions []string, errs *fieldErrors) []modelVersion {
+	listed := len(revisions) > 0
+	if !listed {
 		revisions = []string{""}
 	}
 	if len(revisions) > maxCacheRevisions {
 		errs.add("spec.revisions", "lists %d revisions; cache at most %d in one ModelCache", len(revisions), maxCacheRevisions)
 	}
+	var versions []modelVersion
 	seen := map[string]int{}
 	for i, r := range revisions {
 		f := fmt.Sprintf("spec.revisions[%d]", i)
@@ -75,69 +111,43 @@ func resolveCache(xr *v1alpha1.XModelCache, in *v1beta1.Input) (*service, []stri
 			continue
 		}
 		seen[r] = i
-		if r == "" && len(spec.Revisions) > 0 {
+		if r == "" && listed {
 			errs.add(f, "is empty; name a branch, tag, commit or object version, or leave spec.revisions out to pull the default")
 		}
-		checkRevision(r, f, &errs)
+		checkRevision(r, f, errs)
 		rm := m
 		rm.Revision = r
 		rm.Hash = shortHash([]string{rm.URI, rm.Revision})
-		s.Versions = append(s.Versions, modelVersion{Primary: len(s.Versions) == 0, Model: rm, Puller: s.Puller, Weight: 100})
+		versions = append(versions, modelVersion{Primary: len(versions) == 0, Model: rm, Puller: puller, Weight: 100})
 	}
-	if len(s.Versions) > 0 {
-		s.Model = s.Versions[0].Model
-	}
-
-	var st *v1alpha1.StorageSpec
-	if c := spec.Storage; c != nil {
-		st = &v1alpha1.StorageSpec{Size: c.Size, StorageClassName: c.StorageClassName, AccessMode: c.AccessMode}
-	}
-	resolveStorage(s, st, in, &errs, &warnings)
-	resolvePulls(s, in, &errs)
-	checkPolicyInput(in, &errs)
-	s.NetworkPolicy = resolveNetworkPolicy(s, in, &errs)
-	if p := in.Policy; p != nil {
-		sz := spec.Storage != nil && spec.Storage.Size != nil
-		class := spec.Storage != nil && spec.Storage.StorageClassName != nil
-		checkStoragePolicy(s, sz, class, p, &errs)
-	}
-	if in.Scheduling != nil {
-		s.Scheduling = *in.Scheduling
-	}
-	if err := errs.err(); err != nil {
-		return nil, nil, err
-	}
-	return s, warnings, nil
+	return versions
 }
 
 // composeCache decides what a ModelCache returns: its volume and a pull Job
 // per revision, each ready as for an InferenceService, and its status.
-func composeCache(s *service, ocds map[string]*fnv1.Resource) (composition, error) {
+// Each revision's weights are pulled as an InferenceService's are
+// (pulledWeights), by the same builders.
+func composeCache(s *resolvedSpec, ocds map[string]*fnv1.Resource) (composition, error) {
 	var c composition
-	jobs := make([]pullJob, len(s.Versions))
-	names := make([]string, len(s.Versions))
-	for i := range s.Versions {
-		jobs[i] = renderPullJob(s, &s.Versions[i])
-		names[i] = jobs[i].Resource
-	}
-	o, err := observe(ocds, s, names)
+	o, err := observe(ocds)
 	if err != nil {
 		return c, err
 	}
+	pulls := make([]*pulledWeights, len(s.Versions))
+	for i := range s.Versions {
+		if pulls[i], err = newPulledWeights(s, &s.Versions[i], o); err != nil {
+			return c, err
+		}
+	}
 	pvc, warnings := renderPVC(s, o.PVC)
 	c.Resources = append(c.Resources, composedResource{Name: resourcePVC, Object: pvc, Ready: pvcBound(o.PVC)})
-	ps := make([]progress, len(s.Versions))
-	for i := range s.Versions {
-		ps[i].Pull, ps[i].PullDetail = pullState(o.Versions[i].Job)
-		ps[i].PullFailure = pullFailureOf(o.Versions[i].Job)
-		ps[i].JobName = jobs[i].Job.Name
-		c.Resources = append(c.Resources, composedResource{Name: jobs[i].Resource, Object: jobs[i].Job, Ready: ps[i].Pull == jobComplete})
+	for _, p := range pulls {
+		c.Resources = append(c.Resources, p.resources()...)
 	}
 	if s.NetworkPolicy != nil {
-		_, seen := ocds[resourceNetworkPolicyPull]
-		c.Resources = append(c.Resources, composedResource{Name: resourceNetworkPolicyPull, Object: renderPullPolicy(s), Ready: networkPolicyReady(seen)})
+		c.Resources = append(c.Resources, composedResource{Name: resourceNetworkPolicyPull, Object: renderPullPolicy(s), Ready: networkPolicyReady(o.has(resourceNetworkPolicyPull))})
 	}
-	st, cond := cacheStatusFor(s, o, ps)
+	st, cond := cacheStatusFor(s, pulls)
 	c.CacheStatus = &st
 	c.Report.Conditions = []condition{cond}
 	c.Report.Warnings = warnings
@@ -149,23 +159,22 @@ func composeCache(s *service, ocds map[string]*fnv1.Resource) (composition, erro
 //  2. every revision pulled: Ready;
 //  3. any revision's Job running: Pulling;
 //  4. otherwise Pending.
-func cacheStatusFor(s *service, o observed, ps []progress) (v1alpha1.ModelCacheStatus, condition) {
+func cacheStatusFor(s *resolvedSpec, pulls []*pulledWeights) (v1alpha1.ModelCacheStatus, condition) {
 	st := v1alpha1.ModelCacheStatus{PVCName: pvcName(s), URI: s.Model.URI}
 	var failed, waiting []string
 	running := false
 	why := pullFailedOther // of the first failed revision
-	for i := range s.Versions {
-		v, p := &s.Versions[i], ps[i]
-		r := v1alpha1.CachedRevision{Revision: v.Model.Revision, Path: cacheDir(v.Model)}
-		w := weightsCondition(s, v, o.PVC, p)
+	for _, p := range pulls {
+		r := v1alpha1.CachedRevision{Revision: p.model.Revision, Path: cacheDir(p.model)}
+		w := p.condition()
 		r.Message = w.Message
-		switch p.Pull {
+		switch p.state() {
 		case jobComplete:
 			r.Phase = v1alpha1.CacheReady
 		case jobFailed:
 			r.Phase = v1alpha1.CacheFailed
 			if len(failed) == 0 {
-				why = p.PullFailure
+				why = p.failure
 			}
 			failed = append(failed, w.Message)
 		case jobRunning:
@@ -184,20 +193,20 @@ func cacheStatusFor(s *service, o observed, ps []progress) (v1alpha1.ModelCacheS
 		st.Phase, st.Message = v1alpha1.CacheFailed, strings.Join(failed, "; ")
 		switch why {
 		case pullStalled:
-			return st, condition{conditionWeightsReady, false, "PullStalled", st.Message}
+			return st, reasonPullStalled.condition(st.Message)
 		case pullTimedOut:
-			return st, condition{conditionWeightsReady, false, "PullTimedOut", st.Message}
+			return st, reasonPullTimedOut.condition(st.Message)
 		}
-		return st, condition{conditionWeightsReady, false, "PullFailed", st.Message}
+		return st, reasonPullFailed.condition(st.Message)
 	case len(waiting) == 0:
 		st.Phase = v1alpha1.CacheReady
 		st.Message = fmt.Sprintf("%d of %d revisions of %s are in volume %s", n, n, s.Model.URI, st.PVCName)
-		return st, condition{conditionWeightsReady, true, "Pulled", st.Message}
+		return st, reasonPulled.condition(st.Message)
 	case running:
 		st.Phase, st.Message = v1alpha1.CachePulling, strings.Join(waiting, "; ")
-		return st, condition{conditionWeightsReady, false, "Pulling", st.Message}
+		return st, reasonPulling.condition(st.Message)
 	default:
 		st.Phase, st.Message = v1alpha1.CachePending, strings.Join(waiting, "; ")
-		return st, condition{conditionWeightsReady, false, "PullPending", st.Message}
+		return st, reasonPullPending.condition(st.Message)
 	}
 }

@@ -42,7 +42,7 @@ type claimedService struct {
 
 // claimedServices lists the Services the service will compose that are not
 // observed yet, so not known to be its own.
-func claimedServices(s *service, spec v1alpha1.InferenceServiceSpec, ocds map[string]*fnv1.Resource) []claimedService {
+func claimedServices(s *resolvedSpec, spec v1alpha1.InferenceServiceSpec, ocds map[string]*fnv1.Resource) []claimedService {
 	var out []claimedService
 	if _, ok := ocds[resourceService]; !ok {
 		out = append(out, claimedService{Resource: resourceService, Name: s.Name, Entry: -1})
@@ -68,7 +68,7 @@ func claimedServices(s *service, spec v1alpha1.InferenceServiceSpec, ocds map[st
 
 // requireServices asks Crossplane for the Services of names, as
 // requireCache asks for a ModelCache, through both requirement fields.
-func requireServices(rsp *fnv1.RunFunctionResponse, s *service, names []claimedService) {
+func requireServices(rsp *fnv1.RunFunctionResponse, s *resolvedSpec, names []claimedService) {
 	if len(names) == 0 {
 		return
 	}
@@ -102,7 +102,7 @@ func requireServices(rsp *fnv1.RunFunctionResponse, s *service, names []claimedS
 //     crossplane render, by Crossplane's crossplane.io/composite label):
 //     ours;
 //  4. otherwise a clash, naming both owners.
-func checkNameClashes(req *fnv1.RunFunctionRequest, s *service, names []claimedService) error {
+func checkNameClashes(req *fnv1.RunFunctionRequest, s *resolvedSpec, names []claimedService) error {
 	var errs fieldErrors
 	for _, n := range names {
 		key := requirementServicePrefix + n.Name
@@ -133,7 +133,7 @@ func checkNameClashes(req *fnv1.RunFunctionRequest, s *service, names []claimedS
 
 // owns reports whether the object is controlled by the composite being
 // rendered.
-func (s *service) owns(m metav1.ObjectMeta) bool {
+func (s *resolvedSpec) owns(m metav1.ObjectMeta) bool {
 	if c := metav1.GetControllerOfNoCopy(&m); c != nil && c.UID != "" && s.CompositeUID != "" {
 		return string(c.UID) == s.CompositeUID
 	}

@@ -28,7 +28,7 @@ type networkPolicy struct {
 
 // resolveNetworkPolicy reads input.networkPolicy; nil when it is off.
 // The Gateway's namespace defaults to input.traffic.gateway.namespace.
-func resolveNetworkPolicy(s *service, in *v1beta1.Input, errs *fieldErrors) *networkPolicy {
+func resolveNetworkPolicy(namespace string, in *v1beta1.Input, errs *fieldErrors) *networkPolicy {
 	np := in.NetworkPolicy
 	if np == nil || !np.Enabled {
 		return nil
@@ -47,7 +47,7 @@ func resolveNetworkPolicy(s *service, in *v1beta1.Input, errs *fieldErrors) *net
 			errs.add("input.networkPolicy.metricsNamespace", "%q is not a namespace name: %s", np.MetricsNamespace, m)
 		}
 	}
-	out := &networkPolicy{From: []string{s.Namespace}}
+	out := &networkPolicy{From: []string{namespace}}
 	for _, ns := range []string{gw, np.MetricsNamespace} {
 		if ns != "" && !contains(out.From, ns) {
 			out.From = append(out.From, ns)
@@ -58,12 +58,12 @@ func resolveNetworkPolicy(s *service, in *v1beta1.Input, errs *fieldErrors) *net
 
 // serverPolicyName names the servers' NetworkPolicy: the claim's name,
 // like its Service.
-func serverPolicyName(s *service) string { return s.Name }
+func serverPolicyName(s *resolvedSpec) string { return s.Name }
 
 // pullPolicyName names the pull pods' NetworkPolicy. Claim names have no
 // dots (they are DNS-1035 labels), so "<name>.pull" and a ModelCache's
 // "<name>.cache-pull" are never another claim's, nor each other's.
-func pullPolicyName(s *service) string {
+func pullPolicyName(s *resolvedSpec) string {
 	if s.Model.Framework == "" {
 		return s.Name + ".cache-pull"
 	}
@@ -74,7 +74,7 @@ func pullPolicyName(s *service) string {
 // version: ingress only from pods of the claim's namespace, the Gateway's
 // and the metrics namespace. Egress is left alone. Kubelet probes come
 // from the node, which NetworkPolicy implementations let through.
-func renderServerPolicy(s *service) *networkingv1.NetworkPolicy {
+func renderServerPolicy(s *resolvedSpec) *networkingv1.NetworkPolicy {
 	from := make([]networkingv1.NetworkPolicyPeer, len(s.NetworkPolicy.From))
 	for i, ns := range s.NetworkPolicy.From {
 		// A namespace selector even for the claim's own: an empty pod
@@ -101,7 +101,7 @@ func renderServerPolicy(s *service) *networkingv1.NetworkPolicy {
 // renderPullPolicy builds the NetworkPolicy of the pull pods: they accept
 // no traffic at all (Ingress, no rule). Their egress, the download, is
 // left alone.
-func renderPullPolicy(s *service) *networkingv1.NetworkPolicy {
+func renderPullPolicy(s *resolvedSpec) *networkingv1.NetworkPolicy {
 	return &networkingv1.NetworkPolicy{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "networking.k8s.io/v1", Kind: "NetworkPolicy"},
 		ObjectMeta: metav1.ObjectMeta{Name: pullPolicyName(s), Namespace: s.Namespace, Labels: s.labels(s.primary(), componentPuller)},

@@ -2,6 +2,8 @@ package fn
 
 import (
 	"fmt"
+	"sort"
+	"strings"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"google.golang.org/protobuf/types/known/structpb"
@@ -15,7 +17,9 @@ import (
 )
 
 // observed holds the composed objects Crossplane observed, decoded into
-// their API types. A nil field was not observed.
+// their API types and keyed by their composition resource names. It knows
+// nothing of the spec: the plan looks up what each version needs, and
+// finds what no version names any more.
 //
 // Only the fields the function reads are decoded: a Job's or an
 // autoscaler's spec, and a Deployment's pod template, are large and mostly
@@ -23,93 +27,100 @@ import (
 type observed struct {
 	PVC     *corev1.PersistentVolumeClaim
 	Service *corev1.Service      // the Service <name>
-	Route   *gatewayv1.HTTPRoute // metadata and status
-	// Versions are the objects of each version, in the order of
-	// service.Versions.
-	Versions []observedVersion
+	Route   *gatewayv1.HTTPRoute // metadata, spec and status
+	// Deployments, HPAs and VersionServices are the servers' objects of
+	// every version, by composition resource name ("deployment",
+	// "deployment-<version>", "hpa", "hpa-<version>", "service-<version>").
+	Deployments     map[string]*observedDeployment
+	HPAs            map[string]*autoscalingv2.HorizontalPodAutoscaler // metadata, spec and status
+	VersionServices map[string]*corev1.Service
+	// names are every observed composition resource name.
+	names map[string]bool
+	// jobs are the observed pull Jobs, undecoded: the plan decodes the
+	// ones of the current spec (job). Pull Jobs of earlier specs are left
+	// alone: the function stops returning them, and Crossplane deletes
+	// them.
+	jobs map[string]*structpb.Struct
 }
 
-// observedVersion holds the observed objects of one version.
-type observedVersion struct {
-	Job        *batchv1.Job                           // the pull Job of the current spec: metadata and status
-	Deployment *appsv1.Deployment                     // metadata, spec without its template, status
-	HPA        *autoscalingv2.HorizontalPodAutoscaler // metadata and status
-	Service    *corev1.Service                        // the version's own Service, in a split
-
-	// deploymentTemplate is the observed Deployment's pod template, decoded
-	// on demand by servedTemplate.
-	deploymentTemplate *structpb.Value
+// observedDeployment is an observed Deployment: metadata, spec without its
+// pod template, status; the template stays undecoded until servedTemplate
+// needs it.
+type observedDeployment struct {
+	*appsv1.Deployment
+	template *structpb.Value
 }
 
 // observe decodes the observed composed resources the function reads.
-// jobs are the composition resource names of each version's current pull
-// Job. Pull Jobs of earlier specs are left alone: the function stops
-// returning them, and Crossplane deletes them.
-func observe(ocds map[string]*fnv1.Resource, s *service, jobs []string) (observed, error) {
-	var o observed
-	get := func(name string) *structpb.Struct {
-		if name == "" {
-			return nil
-		}
-		return ocds[name].GetResource()
+func observe(ocds map[string]*fnv1.Resource) (observed, error) {
+	o := observed{
+		Deployments:     map[string]*observedDeployment{},
+		HPAs:            map[string]*autoscalingv2.HorizontalPodAutoscaler{},
+		VersionServices: map[string]*corev1.Service{},
+		names:           make(map[string]bool, len(ocds)),
+		jobs:            map[string]*structpb.Struct{},
 	}
-	wrap := func(name string, err error) error {
-		if err == nil {
-			return nil
-		}
-		return fmt.Errorf("cannot decode the observed composed resource %s: %w", name, err)
+	// In name order, so that the first error is always the same one.
+	names := make([]string, 0, len(ocds))
+	for name := range ocds {
+		names = append(names, name)
 	}
-	if c := get(resourcePVC); c != nil {
-		o.PVC = &corev1.PersistentVolumeClaim{}
-		if err := decodeFields(c, o.PVC, "metadata", "spec", "status"); err != nil {
-			return o, wrap(resourcePVC, err)
-		}
-	}
-	if c := get(resourceService); c != nil {
-		o.Service = &corev1.Service{}
-		if err := decodeFields(c, o.Service, "metadata", "spec", "status"); err != nil {
-			return o, wrap(resourceService, err)
-		}
-	}
-	if c := get(resourceRoute); c != nil {
-		o.Route = &gatewayv1.HTTPRoute{}
-		if err := decodeFields(c, o.Route, "metadata", "status"); err != nil {
-			return o, wrap(resourceRoute, err)
-		}
-	}
-	o.Versions = make([]observedVersion, len(s.Versions))
-	for i := range s.Versions {
-		v, ov := &s.Versions[i], &o.Versions[i]
-		if c := get(jobs[i]); c != nil {
-			ov.Job = &batchv1.Job{}
-			if err := decodeFields(c, ov.Job, "metadata", "status"); err != nil {
-				return o, wrap(jobs[i], err)
-			}
-		}
-		if c := get(v.deploymentResource()); c != nil {
-			d, t, err := decodeDeployment(c)
-			if err != nil {
-				return o, wrap(v.deploymentResource(), err)
-			}
-			ov.Deployment, ov.deploymentTemplate = d, t
-		}
-		if c := get(v.hpaResource()); c != nil {
-			ov.HPA = &autoscalingv2.HorizontalPodAutoscaler{}
-			if err := decodeFields(c, ov.HPA, "metadata", "status"); err != nil {
-				return o, wrap(v.hpaResource(), err)
-			}
-		}
-		if !s.Split {
+	sort.Strings(names)
+	for _, name := range names {
+		c := ocds[name].GetResource()
+		if c == nil {
 			continue
 		}
-		if c := get(v.serviceResource()); c != nil {
-			ov.Service = &corev1.Service{}
-			if err := decodeFields(c, ov.Service, "metadata", "spec", "status"); err != nil {
-				return o, wrap(v.serviceResource(), err)
-			}
+		o.names[name] = true
+		var err error
+		switch {
+		case name == resourcePVC:
+			o.PVC = &corev1.PersistentVolumeClaim{}
+			err = decodeFields(c, o.PVC, "metadata", "spec", "status")
+		case name == resourceService:
+			o.Service = &corev1.Service{}
+			err = decodeFields(c, o.Service, "metadata", "spec", "status")
+		case name == resourceRoute:
+			o.Route = &gatewayv1.HTTPRoute{}
+			err = decodeFields(c, o.Route, "metadata", "spec", "status")
+		case name == resourceDeployment || strings.HasPrefix(name, resourceDeployment+"-"):
+			d, t, derr := decodeDeployment(c)
+			o.Deployments[name], err = &observedDeployment{Deployment: d, template: t}, derr
+		case name == resourceHPA || strings.HasPrefix(name, resourceHPA+"-"):
+			h := &autoscalingv2.HorizontalPodAutoscaler{}
+			o.HPAs[name], err = h, decodeFields(c, h, "metadata", "spec", "status")
+		case strings.HasPrefix(name, resourceService+"-"):
+			svc := &corev1.Service{}
+			o.VersionServices[name], err = svc, decodeFields(c, svc, "metadata", "spec", "status")
+		case strings.HasPrefix(name, resourceJobPrefix):
+			o.jobs[name] = c
+		}
+		if err != nil {
+			return o, decodeError(name, err)
 		}
 	}
 	return o, nil
+}
+
+func decodeError(name string, err error) error {
+	return fmt.Errorf("cannot decode the observed composed resource %s: %w", name, err)
+}
+
+// has reports whether a composed resource of that name is observed.
+func (o observed) has(name string) bool { return o.names[name] }
+
+// job decodes the observed pull Job of that composition resource name
+// (metadata and status), nil when there is none.
+func (o observed) job(name string) (*batchv1.Job, error) {
+	c := o.jobs[name]
+	if c == nil {
+		return nil, nil
+	}
+	j := &batchv1.Job{}
+	if err := decodeFields(c, j, "metadata", "status"); err != nil {
+		return nil, decodeError(name, err)
+	}
+	return j, nil
 }
 
 // decodeDeployment decodes an observed Deployment without its pod
@@ -135,15 +146,74 @@ func decodeDeployment(c *structpb.Struct) (*appsv1.Deployment, *structpb.Value, 
 }
 
 // servedTemplate decodes the observed Deployment's pod template.
-func (o observedVersion) servedTemplate() (*corev1.PodTemplateSpec, error) {
+func (d *observedDeployment) servedTemplate() (*corev1.PodTemplateSpec, error) {
 	t := &corev1.PodTemplateSpec{}
-	if o.deploymentTemplate == nil {
+	if d.template == nil {
 		return t, nil
 	}
-	if err := structcodec.DecodeValue(o.deploymentTemplate, t, "spec.template"); err != nil {
+	if err := structcodec.DecodeValue(d.template, t, "spec.template"); err != nil {
 		return nil, err
 	}
 	return t, nil
+}
+
+// templateMeta reads one label or annotation of the observed pod template
+// without decoding it: field is "labels" or "annotations".
+func (d *observedDeployment) templateMeta(field, key string) string {
+	return d.template.GetStructValue().GetFields()["metadata"].GetStructValue().
+		GetFields()[field].GetStructValue().GetFields()[key].GetStringValue()
+}
+
+// current says the Deployment's status is about its current spec.
+func (d *observedDeployment) current() bool {
+	return d.Status.ObservedGeneration >= d.Generation
+}
+
+// readyOnTemplate is how many of the Deployment's servers are ready on its
+// current pod template, at least: its ready servers less those not yet
+// updated, none while its status is about an earlier spec.
+func (d *observedDeployment) readyOnTemplate() int32 {
+	if d == nil || !d.current() {
+		return 0
+	}
+	return max(0, d.Status.ReadyReplicas-(d.Status.Replicas-d.Status.UpdatedReplicas))
+}
+
+// readyOn is how many of the Deployment's servers are ready on weights w,
+// at least: readyOnTemplate when its template records w, else none.
+func (d *observedDeployment) readyOn(w weights) int32 {
+	if d == nil || w.ID == "" || d.templateMeta("annotations", annotationWeights) != w.ID {
+		return 0
+	}
+	return d.readyOnTemplate()
+}
+
+// routeBackends are the observed HTTPRoute's backends and weights, nil
+// without a route.
+func (o observed) routeBackends() []routeBackend {
+	if o.Route == nil {
+		return nil
+	}
+	var out []routeBackend
+	for _, r := range o.Route.Spec.Rules {
+		for _, b := range r.BackendRefs {
+			w := int32(1) // the Gateway API's default weight
+			if b.Weight != nil {
+				w = *b.Weight
+			}
+			out = append(out, routeBackend{Service: string(b.Name), Weight: w})
+		}
+	}
+	return out
+}
+
+// routeServices are the Services the observed HTTPRoute sends to.
+func (o observed) routeServices() map[string]bool {
+	out := map[string]bool{}
+	for _, b := range o.routeBackends() {
+		out[b.Service] = true
+	}
+	return out
 }
 
 // decodeFields decodes only the named top-level fields of content into obj.

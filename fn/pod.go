@@ -70,7 +70,7 @@ func scratchEnv() []corev1.EnvVar {
 // placement is where a pod runs: the Input's node pool, and for servers
 // that request GPUs the GPU nodes' selector and tolerations on top (the
 // GPU selector wins a key both name).
-func placement(s *service, gpus bool) (map[string]string, []corev1.Toleration) {
+func placement(s *resolvedSpec, gpus bool) (map[string]string, []corev1.Toleration) {
 	sel := s.Scheduling.NodeSelector
 	tol := s.Scheduling.Tolerations
 	if !gpus {

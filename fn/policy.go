@@ -115,7 +115,7 @@ func checkPolicyInput(in *v1beta1.Input, errs *fieldErrors) {
 // its servers' GPUs, count, CPU and memory, its volume's size and class,
 // its server image, and what spec.serve.env may read. Sources are checked
 // where they are parsed (sourceRefused).
-func checkPolicy(s *service, spec v1alpha1.InferenceServiceSpec, in *v1beta1.Input, errs *fieldErrors) {
+func checkPolicy(s *resolvedSpec, spec v1alpha1.InferenceServiceSpec, in *v1beta1.Input, errs *fieldErrors) {
 	p := in.Policy
 	if p == nil {
 		return
@@ -156,7 +156,7 @@ func checkPolicy(s *service, spec v1alpha1.InferenceServiceSpec, in *v1beta1.Inp
 		}
 		errs.add(field, "%s of memory per server is over the limit of %s that the platform set (input.policy.maxMemoryPerServer); request at most %s", s.Memory.String(), limit.String(), limit.String())
 	}
-	if s.pulledAny() {
+	if pulledAny(s.Versions) {
 		checkStoragePolicy(s, spec.Storage != nil && spec.Storage.Size != nil, spec.Storage != nil && spec.Storage.StorageClassName != nil, p, errs)
 	}
 	if prefixes := p.AllowedServerImages; len(prefixes) > 0 && !imageAllowed(s.Runtime.Image, prefixes) {
@@ -179,7 +179,7 @@ func checkPolicy(s *service, spec v1alpha1.InferenceServiceSpec, in *v1beta1.Inp
 // checkStoragePolicy holds a weights volume to input.policy's size and
 // classes. claimSize and claimClass say whether the claim set them (the
 // refusal names its field) or the Input's defaults did.
-func checkStoragePolicy(s *service, claimSize, claimClass bool, p *v1beta1.Policy, errs *fieldErrors) {
+func checkStoragePolicy(s *resolvedSpec, claimSize, claimClass bool, p *v1beta1.Policy, errs *fieldErrors) {
 	if limit := p.MaxStorageSize; limit != nil && s.Storage.Size.Cmp(*limit) > 0 {
 		field := "input.storage.size"
 		if claimSize {

@@ -13,7 +13,7 @@ const resourcePVC = "weights-pvc"
 // pvcName names the cache volume: <name>-weights for an InferenceService,
 // <name>-cache for a ModelCache, so a cache and a service of one name in
 // one namespace never share a volume.
-func pvcName(s *service) string { return s.Volume }
+func pvcName(s *resolvedSpec) string { return s.Volume }
 
 // renderPVC builds the PersistentVolumeClaim that caches the weights.
 //
@@ -21,7 +21,7 @@ func pvcName(s *service) string { return s.Volume }
 // only grow, so for an existing volume those fields keep their observed
 // values, and each change the user asked for but cannot have is reported
 // as a warning instead of a failed apply on every reconcile.
-func renderPVC(s *service, observed *corev1.PersistentVolumeClaim) (*corev1.PersistentVolumeClaim, []string) {
+func renderPVC(s *resolvedSpec, observed *corev1.PersistentVolumeClaim) (*corev1.PersistentVolumeClaim, []string) {
 	pvc := &corev1.PersistentVolumeClaim{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "PersistentVolumeClaim"},
 		ObjectMeta: metav1.ObjectMeta{Name: pvcName(s), Namespace: s.Namespace, Labels: s.labels(s.primary(), componentCache)},

@@ -186,8 +186,6 @@ func hpaCondition(h *autoscalingv2.HorizontalPodAutoscaler, t autoscalingv2.Hori
 
 // routeState is what an HTTPRoute's status says about our Gateway.
 type routeState struct {
-	// Rendered says the route is returned this call.
-	Rendered bool
 	// Reported says a gateway controller wrote status for our parent.
 	Reported bool
 	// Rejected says it did not accept the route or resolve its backends.
@@ -201,9 +199,9 @@ type routeState struct {
 //     serves, but the exact split is not in effect);
 //  2. conditions Accepted=True and ResolvedRefs=True: ready;
 //  3. otherwise rejected, with the False condition's reason and message.
-func routeReady(s *service, r *gatewayv1.HTTPRoute, backends []routeBackend) (bool, routeState) {
+func routeReady(s *resolvedSpec, r *gatewayv1.HTTPRoute, backends []routeBackend) (bool, routeState) {
 	gw := s.Gateway
-	st := routeState{Rendered: true, Message: fmt.Sprintf("no gateway controller has reported on HTTPRoute %s for Gateway %s/%s yet; until one accepts it the Service %s splits requests approximately", s.Name, gw.Namespace, gw.Name, s.Name)}
+	st := routeState{Message: fmt.Sprintf("no gateway controller has reported on HTTPRoute %s for Gateway %s/%s yet; until one accepts it the Service %s splits requests approximately", s.Name, gw.Namespace, gw.Name, s.Name)}
 	if r == nil {
 		return false, st
 	}

@@ -18,22 +18,25 @@ const servicePort = int32(80)
 // named after the claim, so its DNS name is the one the app team expects.
 // In a split it selects the servers of every version, so requests spread
 // over all of them: the split follows the number of servers per version.
-func renderService(s *service) *corev1.Service {
+// So it does while versions that left the spec keep their servers
+// (departing), e.g. a promoted canary's warm servers until the primary
+// serves the new weights on its full count.
+func renderService(s *resolvedSpec, departing bool) *corev1.Service {
 	sel := s.selector()
-	if s.Split {
+	if s.Split || departing {
 		sel = s.splitSelector()
 	}
 	return clusterIPService(s, s.Name, s.labels(s.primary(), componentServer), sel)
 }
 
 // renderVersionService builds the Service that reaches version v's servers
-// alone: the backend an HTTPRoute weighs, and a way to call one version
-// directly.
-func renderVersionService(s *service, v *modelVersion) *corev1.Service {
-	return clusterIPService(s, v.versionServiceName(s), s.labels(v, v.component()), v.selector(s))
+// alone (versionSelector): the backend an HTTPRoute weighs, and a way to
+// call one version directly.
+func renderVersionService(s *resolvedSpec, v *modelVersion) *corev1.Service {
+	return clusterIPService(s, v.versionServiceName(s), s.labels(v, v.component()), v.versionSelector(s))
 }
 
-func clusterIPService(s *service, name string, labels, selector map[string]string) *corev1.Service {
+func clusterIPService(s *resolvedSpec, name string, labels, selector map[string]string) *corev1.Service {
 	return &corev1.Service{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: s.Namespace, Labels: labels},
@@ -51,7 +54,7 @@ func clusterIPService(s *service, name string, labels, selector map[string]strin
 }
 
 // serviceURL is the in-cluster address of the Service.
-func serviceURL(s *service) string { return serviceURLOf(s.Name, s.Namespace) }
+func serviceURL(s *resolvedSpec) string { return serviceURLOf(s.Name, s.Namespace) }
 
 func serviceURLOf(name, namespace string) string {
 	return fmt.Sprintf("http://%s.%s.svc.cluster.local:%d", name, namespace, servicePort)

@@ -79,7 +79,7 @@ func TestServiceURL(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			if diff := cmp.Diff(tc.want, serviceURL(&service{Name: tc.name, Namespace: tc.namespace})); diff != "" {
+			if diff := cmp.Diff(tc.want, serviceURL(&resolvedSpec{Name: tc.name, Namespace: tc.namespace})); diff != "" {
 				t.Errorf("URL (-want +got):\n%s", diff)
 			}
 		})

@@ -9,12 +9,14 @@ import (
 	"fmt"
 	"path"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"google.golang.org/protobuf/types/known/structpb"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/inferno-ai/function-inferno/apis/inference/v1alpha1"
@@ -36,9 +38,10 @@ const maxNameLength = validation.DNS1123LabelMaxLength - len("-pull-") - hashLen
 // hashLength is the number of hex digits of the weights hash in names.
 const hashLength = 8
 
-// service is an InferenceService with every default applied and every field
-// checked: what the builders read. Nothing in it is optional.
-type service struct {
+// resolvedSpec is an InferenceService (or a ModelCache) with every default
+// applied and every field checked: what the builders read. It is made from
+// the spec and the Input alone, and nothing later changes it.
+type resolvedSpec struct {
 	// Name is the claim's name (the XR's, without a claim): every composed
 	// object is named after it.
 	Name string
@@ -48,43 +51,28 @@ type service struct {
 	// rendered, which controls what it composes.
 	Composite, CompositeUID string
 
-	Model       model
-	Runtime     v1beta1.RuntimePreset // preset with spec.serve laid over it
-	Puller      v1beta1.PullerPreset  // zero for pvc:// models
-	MinReplicas int32
-	MaxReplicas int32
-	Autoscaling *autoscaling // nil without an HPA
-	CPU         resource.Quantity
-	Memory      resource.Quantity
-	GPU         int32
-	GPUSettings v1beta1.GPUSettings
-	// Scheduling is the Input's node pool: every pod carries it.
-	Scheduling v1beta1.Scheduling
-	// ServiceAccount runs the servers, empty for the namespace's default;
-	// ServerToken mounts its API token into them. Pull pods never get one.
-	ServiceAccount string
-	ServerToken    bool
-	Storage        storage
+	Model   model
+	Runtime v1beta1.RuntimePreset // preset with spec.serve laid over it
+	Puller  v1beta1.PullerPreset  // zero for pvc:// models
+	replicaBounds
+	serverSettings
+	Storage storage
 	// Volume names the cache volume (PersistentVolumeClaim).
-	Volume  string
-	Backoff int32
-	// PullDeadline bounds a pull Job in seconds (activeDeadlineSeconds);
-	// PullStall is how long its download may make no progress.
-	PullDeadline int64
-	PullStall    int32
+	Volume string
+	pullSettings
+	// Rollout is how the servers' Deployments roll.
+	Rollout rollout
 	// Versions are the versions that serve, the primary (Model) first.
 	Versions []modelVersion
 	// Split says spec.traffic splits requests between versions: each
 	// version then also gets a Service of its own.
 	Split bool
-	// Cached is the observed ModelCache of spec.model.cacheRef, nil
-	// without one.
-	Cached *cachedWeights
 	// NetworkPolicy, when the Input turns it on, says who may reach the
 	// servers; nil renders no NetworkPolicy.
 	NetworkPolicy *networkPolicy
 	// Gateway is the Input's Gateway API parent: a split is then also
-	// routed exactly by an HTTPRoute. Nil without one, or without a split.
+	// routed exactly by an HTTPRoute, which stays once the split ends.
+	// Nil without one.
 	Gateway *gateway
 }
 
@@ -110,6 +98,41 @@ type model struct {
 // pulled reports whether the weights are downloaded into our own cache
 // volume: everything but pvc:// weights and weights of a ModelCache.
 func (m model) pulled() bool { return m.Scheme != schemePVC && m.Cache == "" }
+
+// replicaBounds are spec.replicas and spec.autoscaling, checked.
+type replicaBounds struct {
+	MinReplicas int32
+	MaxReplicas int32
+	Autoscaling *autoscaling // nil without an HPA
+}
+
+// serverSettings are what each model server requests and where it runs.
+type serverSettings struct {
+	CPU         resource.Quantity
+	Memory      resource.Quantity
+	GPU         int32
+	GPUSettings v1beta1.GPUSettings
+	// Scheduling is the Input's node pool: every pod carries it.
+	Scheduling v1beta1.Scheduling
+	// ServiceAccount runs the servers, empty for the namespace's default;
+	// ServerToken mounts its API token into them. Pull pods never get one.
+	ServiceAccount string
+	ServerToken    bool
+}
+
+// pullSettings are the Input's bounds of a pull Job.
+type pullSettings struct {
+	Backoff int32
+	// PullDeadline bounds a pull Job in seconds (activeDeadlineSeconds);
+	// PullStall is how long its download may make no progress.
+	PullDeadline int64
+	PullStall    int32
+}
+
+// rollout is the servers' RollingUpdate bounds.
+type rollout struct {
+	MaxSurge, MaxUnavailable intstr.IntOrString
+}
 
 type autoscaling struct {
 	CPUUtilization *int32
@@ -209,89 +232,148 @@ func jsonKind(goKind string) string {
 // resolve checks an XR against everything the schema cannot express and
 // applies the Input's defaults. It returns one error that names each bad
 // field and its fix, and warnings for specs that are legal but risky.
-func resolve(xr *v1alpha1.XInferenceService, in *v1beta1.Input) (*service, []string, error) {
+//
+// Each step takes what it reads as arguments and returns what it decides,
+// so the order of the steps is the order of their data.
+func resolve(xr *v1alpha1.XInferenceService, in *v1beta1.Input) (*resolvedSpec, []string, error) {
 	var errs fieldErrors
 	var warnings []string
-	s := &service{}
 	spec := xr.Spec
 
-	s.Name, s.Namespace = nameAndNamespace(xr, v1alpha1.ClaimKind, in, &errs, &warnings)
-	s.Composite, s.CompositeUID = xr.GetName(), string(xr.GetUID())
-	s.Volume = s.Name + "-weights"
-
-	s.Model = resolveModel(spec.Model, &errs)
-
-	// Runtime preset and the claim's overrides.
-	if s.Model.Framework != "" {
-		rt, ok := in.Runtime(string(s.Model.Framework))
-		switch {
-		case !ok:
-			errs.add("spec.model.framework", "the platform's Input offers no runtime for %q; ask your platform team or choose another framework", s.Model.Framework)
-		default:
-			s.Runtime = applyServe(rt, spec.Serve, &errs)
-			checkRuntime(s.Model.Framework, s.Runtime, spec.Serve, &errs)
-		}
-	}
-	if s.Model.pulled() && s.Model.Scheme != "" {
-		p, ok := in.Puller(s.Model.Scheme)
-		switch {
-		case !ok:
-			errs.add("spec.model.uri", "the platform's Input offers no puller for %s://; ask your platform team or use another source", s.Model.Scheme)
-		case p.Image == "":
-			errs.add("input.pullers."+s.Model.Scheme+".image", "is empty; the Composition's Input must give the %s:// puller an image", s.Model.Scheme)
-		case len(p.Command) == 0:
-			errs.add("input.pullers."+s.Model.Scheme+".command", "is empty; the Composition's Input must give the %s:// puller a download command", s.Model.Scheme)
-		}
-		s.Puller = p
-	}
-	s.Versions = resolveTraffic(s, spec, in, &errs, &warnings)
-	s.Split = spec.Traffic != nil
-	if s.Split {
-		s.Gateway = resolveGateway(s, in, &errs)
-	}
-	switch {
-	case s.Model.Secret != nil && s.Model.Cache != "":
-		errs.add("spec.model.credentialsSecretRef", "the ModelCache %q pulls the weights, so this service reads no credentials; set them on the ModelCache and remove them here", s.Model.Cache)
-	case s.Model.Secret != nil && s.Model.Scheme == schemePVC:
-		// Not even for the other versions: credentials go only to the
-		// source they were given for (spec.traffic[].credentialsSecretRef).
-		errs.add("spec.model.credentialsSecretRef", "pvc:// models are mounted, not pulled, so no credentials are read; remove it (a version of spec.traffic that needs credentials names its own)")
-	}
-	if msg, bad := inClearText(s.Model, in); bad {
-		errs.add("spec.model.credentialsSecretRef", "%s", msg)
-	}
-	if msg, bad := sourceRefused(s.Model, in); bad {
-		errs.add("spec.model.uri", "%s", msg)
-	}
-	resolveCacheRef(s, spec, &errs)
-
-	resolveReplicas(s, spec, &errs, &warnings)
-	spread(s)
-	resolveResources(s, spec.Resources, in, &errs, &warnings)
-	resolveStorage(s, spec.Storage, in, &errs, &warnings)
-	resolvePulls(s, in, &errs)
+	name, ns := nameAndNamespace(xr, v1alpha1.ClaimKind, in, &errs, &warnings)
+	m := resolveModel(spec.Model, &errs)
+	rt := resolveRuntime(m.Framework, spec.Serve, in, &errs)
+	puller := resolvePuller(m, in, &errs)
+	versions := resolveTraffic(name, m, puller, spec, in, &errs, &warnings)
+	split := spec.Traffic != nil
+	gw := resolveGateway(name, ns, in, &errs)
+	checkModelCredentials(m, in, &errs)
+	resolveCacheRef(ns, spec, &errs)
+	bounds := resolveReplicas(spec, rt, m.Framework, &errs, &warnings)
+	versions = spread(versions, bounds)
+	servers := resolveResources(spec.Resources, m.Framework, in, &errs, &warnings)
+	st := resolveStorage(spec.Storage, in, versions, bounds, split, &errs, &warnings)
+	pulls := resolvePulls(in, &errs)
+	ro := resolveRollout(in, &errs)
 	checkPolicyInput(in, &errs)
-	checkPolicy(s, spec, in, &errs)
-	s.NetworkPolicy = resolveNetworkPolicy(s, in, &errs)
+	// The NetworkPolicy's refusals are reported after the policy's.
+	var npErrs fieldErrors
+	np := resolveNetworkPolicy(ns, in, &npErrs)
 
+	s := &resolvedSpec{
+		Name: name, Namespace: ns,
+		Composite: xr.GetName(), CompositeUID: string(xr.GetUID()),
+		Model: m, Runtime: rt, Puller: puller,
+		replicaBounds: bounds, serverSettings: servers,
+		Storage: st, Volume: name + "-weights", pullSettings: pulls, Rollout: ro,
+		Versions: versions, Split: split,
+		NetworkPolicy: np, Gateway: gw,
+	}
+	checkPolicy(s, spec, in, &errs)
+	errs = append(errs, npErrs...)
 	if err := errs.err(); err != nil {
 		return nil, nil, err
 	}
 	return s, warnings, nil
 }
 
+// resolveRuntime lays the claim's spec.serve over the platform's runtime
+// preset of the framework, and checks the result.
+func resolveRuntime(fw v1alpha1.Framework, serve *v1alpha1.ServeSpec, in *v1beta1.Input, errs *fieldErrors) v1beta1.RuntimePreset {
+	if fw == "" {
+		return v1beta1.RuntimePreset{}
+	}
+	rt, ok := in.Runtime(string(fw))
+	if !ok {
+		errs.add("spec.model.framework", "the platform's Input offers no runtime for %q; ask your platform team or choose another framework", fw)
+		return v1beta1.RuntimePreset{}
+	}
+	rt = applyServe(rt, serve, errs)
+	checkRuntime(fw, rt, serve, errs)
+	return rt
+}
+
+// resolvePuller finds the platform's puller of spec.model's scheme; zero
+// for weights that are not pulled.
+func resolvePuller(m model, in *v1beta1.Input, errs *fieldErrors) v1beta1.PullerPreset {
+	if !m.pulled() || m.Scheme == "" {
+		return v1beta1.PullerPreset{}
+	}
+	p, ok := in.Puller(m.Scheme)
+	switch {
+	case !ok:
+		errs.add("spec.model.uri", "the platform's Input offers no puller for %s://; ask your platform team or use another source", m.Scheme)
+	case p.Image == "":
+		errs.add("input.pullers."+m.Scheme+".image", "is empty; the Composition's Input must give the %s:// puller an image", m.Scheme)
+	case len(p.Command) == 0:
+		errs.add("input.pullers."+m.Scheme+".command", "is empty; the Composition's Input must give the %s:// puller a download command", m.Scheme)
+	}
+	return p
+}
+
+// checkModelCredentials refuses credentials spec.model cannot use and
+// sources the platform does not allow.
+func checkModelCredentials(m model, in *v1beta1.Input, errs *fieldErrors) {
+	switch {
+	case m.Secret != nil && m.Cache != "":
+		errs.add("spec.model.credentialsSecretRef", "the ModelCache %q pulls the weights, so this service reads no credentials; set them on the ModelCache and remove them here", m.Cache)
+	case m.Secret != nil && m.Scheme == schemePVC:
+		// Not even for the other versions: credentials go only to the
+		// source they were given for (spec.traffic[].credentialsSecretRef).
+		errs.add("spec.model.credentialsSecretRef", "pvc:// models are mounted, not pulled, so no credentials are read; remove it (a version of spec.traffic that needs credentials names its own)")
+	}
+	if msg, bad := inClearText(m, in); bad {
+		errs.add("spec.model.credentialsSecretRef", "%s", msg)
+	}
+	if msg, bad := sourceRefused(m, in); bad {
+		errs.add("spec.model.uri", "%s", msg)
+	}
+}
+
 // resolvePulls applies and checks the Input's settings of pull Jobs.
-func resolvePulls(s *service, in *v1beta1.Input, errs *fieldErrors) {
-	s.Backoff, s.PullDeadline, s.PullStall = in.BackoffLimit(), in.PullDeadline(), in.PullStall()
-	if s.Backoff < 0 || s.Backoff > 20 {
-		errs.add("input.pullBackoffLimit", "%d is out of range; use 0 to 20", s.Backoff)
+func resolvePulls(in *v1beta1.Input, errs *fieldErrors) pullSettings {
+	p := pullSettings{Backoff: in.BackoffLimit(), PullDeadline: in.PullDeadline(), PullStall: in.PullStall()}
+	if p.Backoff < 0 || p.Backoff > 20 {
+		errs.add("input.pullBackoffLimit", "%d is out of range; use 0 to 20", p.Backoff)
 	}
-	if s.PullDeadline < 60 || s.PullDeadline > 7*24*3600 {
-		errs.add("input.pullDeadlineSeconds", "%d is out of range; use 60 to 604800 seconds (a week), generously: it stops the pull, retries included", s.PullDeadline)
+	if p.PullDeadline < 60 || p.PullDeadline > 7*24*3600 {
+		errs.add("input.pullDeadlineSeconds", "%d is out of range; use 60 to 604800 seconds (a week), generously: it stops the pull, retries included", p.PullDeadline)
 	}
-	if s.PullStall < 30 || s.PullStall > 3600 {
-		errs.add("input.pullStallSeconds", "%d is out of range; use 30 to 3600 seconds", s.PullStall)
+	if p.PullStall < 30 || p.PullStall > 3600 {
+		errs.add("input.pullStallSeconds", "%d is out of range; use 30 to 3600 seconds", p.PullStall)
 	}
+	return p
+}
+
+// resolveRollout checks input.rollout: each bound a count of 0 or more
+// or a percentage, and not both 0.
+func resolveRollout(in *v1beta1.Input, errs *fieldErrors) rollout {
+	surge, unavailable := in.RollingUpdate()
+	// As the Deployment API: a surge may exceed the desired count, an
+	// outage may not.
+	noSurge := rolloutBoundZero("input.rollout.maxSurge", surge, 1000, errs)
+	noOutage := rolloutBoundZero("input.rollout.maxUnavailable", unavailable, 100, errs)
+	if noSurge && noOutage {
+		errs.add("input.rollout", "maxSurge and maxUnavailable are both 0, so a rollout could never replace a server; allow a surge (it needs a spare GPU or node per extra server) or, with no spare capacity, maxUnavailable (a rollout then drops capacity)")
+	}
+	return rollout{MaxSurge: surge, MaxUnavailable: unavailable}
+}
+
+// rolloutBoundZero checks one bound of input.rollout, a number of servers
+// or a percentage of at most most, and reports whether it is 0.
+func rolloutBoundZero(field string, v intstr.IntOrString, most int, errs *fieldErrors) bool {
+	if v.Type == intstr.Int {
+		if v.IntVal < 0 {
+			errs.add(field, "%d is negative; use a number of servers of 0 or more, or a percentage such as \"25%%\"", v.IntVal)
+		}
+		return v.IntVal == 0
+	}
+	n, err := strconv.Atoi(strings.TrimSuffix(v.StrVal, "%"))
+	if !strings.HasSuffix(v.StrVal, "%") || err != nil || n < 0 || n > most {
+		errs.add(field, "%q is neither a number of servers nor a percentage from 0%% to %d%%; write e.g. 1 or \"25%%\"", v.StrVal, most)
+		return false
+	}
+	return n == 0
 }
 
 // nameAndNamespace finds the name and namespace of an XR's composed
@@ -536,8 +618,10 @@ func reserved(name string) bool {
 	return false
 }
 
-func resolveReplicas(s *service, spec v1alpha1.InferenceServiceSpec, errs *fieldErrors, warnings *[]string) {
-	s.MinReplicas, s.MaxReplicas = 1, 0
+// resolveReplicas checks spec.replicas and spec.autoscaling; rt is the
+// runtime, whose concurrency metric targetConcurrency scales on.
+func resolveReplicas(spec v1alpha1.InferenceServiceSpec, rt v1beta1.RuntimePreset, fw v1alpha1.Framework, errs *fieldErrors, warnings *[]string) replicaBounds {
+	s := replicaBounds{MinReplicas: 1}
 	if r := spec.Replicas; r != nil {
 		if r.Min != nil {
 			s.MinReplicas = *r.Min
@@ -569,7 +653,7 @@ func resolveReplicas(s *service, spec v1alpha1.InferenceServiceSpec, errs *field
 		if spec.Replicas != nil && spec.Replicas.Max != nil && s.MaxReplicas != s.MinReplicas {
 			*warnings = append(*warnings, fmt.Sprintf("spec.replicas.max (%d) has no effect while spec.autoscaling.enabled is false; %d servers run", s.MaxReplicas, s.MinReplicas))
 		}
-		return
+		return s
 	}
 	as := &autoscaling{CPUUtilization: a.TargetCPUUtilization, Concurrency: a.TargetConcurrency}
 	if s.MinReplicas < 1 {
@@ -582,10 +666,10 @@ func resolveReplicas(s *service, spec v1alpha1.InferenceServiceSpec, errs *field
 		switch {
 		case *t < 1:
 			errs.add("spec.autoscaling.targetConcurrency", "%d must be at least 1", *t)
-		case s.Runtime.ConcurrencyMetric == "" && s.Model.Framework != "":
-			errs.add("spec.autoscaling.targetConcurrency", "the %s runtime exposes no concurrency metric in the platform's Input; use targetCPUUtilization, or ask your platform team to set input.runtimes.%s.concurrencyMetric", s.Model.Framework, s.Model.Framework)
+		case rt.ConcurrencyMetric == "" && fw != "":
+			errs.add("spec.autoscaling.targetConcurrency", "the %s runtime exposes no concurrency metric in the platform's Input; use targetCPUUtilization, or ask your platform team to set input.runtimes.%s.concurrencyMetric", fw, fw)
 		}
-		as.Metric = s.Runtime.ConcurrencyMetric
+		as.Metric = rt.ConcurrencyMetric
 	}
 	if as.CPUUtilization == nil && as.Concurrency == nil {
 		as.CPUUtilization = ptrTo(defaultCPUUtilization)
@@ -594,13 +678,17 @@ func resolveReplicas(s *service, spec v1alpha1.InferenceServiceSpec, errs *field
 		*warnings = append(*warnings, fmt.Sprintf("spec.replicas.max: the autoscaler cannot scale beyond %d servers while max equals min; raise spec.replicas.max", s.MinReplicas))
 	}
 	s.Autoscaling = as
+	return s
 }
 
 // defaultCPUUtilization is the autoscaler's target when a claim enables
 // autoscaling without naming a target.
 const defaultCPUUtilization = int32(80)
 
-func resolveResources(s *service, r *v1alpha1.ResourcesSpec, in *v1beta1.Input, errs *fieldErrors, warnings *[]string) {
+// resolveResources applies the Input's defaults to spec.resources and says
+// where the servers run.
+func resolveResources(r *v1alpha1.ResourcesSpec, fw v1alpha1.Framework, in *v1beta1.Input, errs *fieldErrors, warnings *[]string) serverSettings {
+	var s serverSettings
 	d := in.ResourceDefaults()
 	s.CPU, s.Memory = *d.CPU, *d.Memory
 	if r != nil {
@@ -634,60 +722,64 @@ func resolveResources(s *service, r *v1alpha1.ResourcesSpec, in *v1beta1.Input, 
 			errs.add("input.serverServiceAccount.name", "%q is not a ServiceAccount name: %s", sa.Name, m)
 		}
 	}
-	if s.GPU == 0 && (s.Model.Framework == v1alpha1.FrameworkVLLM || s.Model.Framework == v1alpha1.FrameworkTGI || s.Model.Framework == v1alpha1.FrameworkTriton) {
-		*warnings = append(*warnings, fmt.Sprintf("spec.resources.gpu: no GPU requested; %s will run on CPU, slowly if at all", s.Model.Framework))
+	if s.GPU == 0 && (fw == v1alpha1.FrameworkVLLM || fw == v1alpha1.FrameworkTGI || fw == v1alpha1.FrameworkTriton) {
+		*warnings = append(*warnings, fmt.Sprintf("spec.resources.gpu: no GPU requested; %s will run on CPU, slowly if at all", fw))
 	}
+	return s
 }
 
-func resolveStorage(s *service, st *v1alpha1.StorageSpec, in *v1beta1.Input, errs *fieldErrors, warnings *[]string) {
+// resolveStorage applies the Input's defaults to the cache volume of the
+// versions, and warns when its access mode cannot serve their servers.
+func resolveStorage(st *v1alpha1.StorageSpec, in *v1beta1.Input, versions []modelVersion, bounds replicaBounds, split bool, errs *fieldErrors, warnings *[]string) storage {
 	d := in.StorageDefaults()
-	s.Storage = storage{Class: d.StorageClassName, AccessMode: corev1.PersistentVolumeAccessMode(d.AccessMode)}
+	out := storage{Class: d.StorageClassName, AccessMode: corev1.PersistentVolumeAccessMode(d.AccessMode)}
 	if d.Size != nil {
-		s.Storage.Size = *d.Size
+		out.Size = *d.Size
 	}
 	if st != nil {
 		if st.Size != nil {
-			s.Storage.Size = *st.Size
-			if s.Storage.Size.Sign() <= 0 {
+			out.Size = *st.Size
+			if out.Size.Sign() <= 0 {
 				errs.add("spec.storage.size", "%s must be more than zero", st.Size.String())
 			}
 		}
 		if st.StorageClassName != nil {
-			s.Storage.Class = *st.StorageClassName
-			for _, m := range validation.IsDNS1123Subdomain(s.Storage.Class) {
-				errs.add("spec.storage.storageClassName", "%q is not a StorageClass name: %s", s.Storage.Class, m)
+			out.Class = *st.StorageClassName
+			for _, m := range validation.IsDNS1123Subdomain(out.Class) {
+				errs.add("spec.storage.storageClassName", "%q is not a StorageClass name: %s", out.Class, m)
 			}
 		}
 		if st.AccessMode != "" {
-			s.Storage.AccessMode = corev1.PersistentVolumeAccessMode(st.AccessMode)
+			out.AccessMode = corev1.PersistentVolumeAccessMode(st.AccessMode)
 		}
 	}
-	switch s.Storage.AccessMode {
+	switch out.AccessMode {
 	case corev1.ReadWriteOnce, corev1.ReadWriteMany:
 	default:
 		field := "input.storage.accessMode"
 		if st != nil && st.AccessMode != "" {
 			field = "spec.storage.accessMode"
 		}
-		errs.add(field, "%q is not supported; use ReadWriteOnce or ReadWriteMany (the pull Job writes the volume while the servers read it)", s.Storage.AccessMode)
+		errs.add(field, "%q is not supported; use ReadWriteOnce or ReadWriteMany (the pull Job writes the volume while the servers read it)", out.AccessMode)
 	}
-	if !s.pulledAny() {
-		if st != nil && s.Model.Cache == "" && (st.Size != nil || st.StorageClassName != nil || st.AccessMode != "") {
+	if !pulledAny(versions) {
+		if st != nil && len(versions) > 0 && versions[0].Model.Cache == "" && (st.Size != nil || st.StorageClassName != nil || st.AccessMode != "") {
 			*warnings = append(*warnings, "spec.storage has no effect: pvc:// models are mounted from the claim they name, and no cache volume is made")
 		}
-		return
+		return out
 	}
-	servers := s.MaxReplicas
-	if s.Split {
+	servers := bounds.MaxReplicas
+	if split {
 		// Every version's servers mount the one volume.
 		servers = 0
-		for i := range s.Versions {
-			servers += s.Versions[i].MaxReplicas
+		for i := range versions {
+			servers += versions[i].MaxReplicas
 		}
 	}
-	if s.Storage.AccessMode != corev1.ReadWriteMany && servers > 1 {
-		*warnings = append(*warnings, fmt.Sprintf("spec.storage.accessMode: %s volumes attach to one node, so of up to %d servers only those on that node can start; use ReadWriteMany for more than one replica across nodes", s.Storage.AccessMode, servers))
+	if out.AccessMode != corev1.ReadWriteMany && servers > 1 {
+		*warnings = append(*warnings, fmt.Sprintf("spec.storage.accessMode: %s volumes attach to one node, so of up to %d servers only those on that node can start; use ReadWriteMany for more than one replica across nodes", out.AccessMode, servers))
 	}
+	return out
 }
 
 func isFramework(f v1alpha1.Framework) bool {

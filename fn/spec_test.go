@@ -31,7 +31,7 @@ func inputFrom(t testing.TB, m map[string]any) *v1beta1.Input {
 }
 
 // resolveXR decodes and resolves an XR with an Input map.
-func resolveXR(t testing.TB, xr, in map[string]any) (*service, []string, error) {
+func resolveXR(t testing.TB, xr, in map[string]any) (*resolvedSpec, []string, error) {
 	t.Helper()
 	x, err := decodeXR(mustStruct(t, xr))
 	if err != nil {
@@ -40,7 +40,7 @@ func resolveXR(t testing.TB, xr, in map[string]any) (*service, []string, error) 
 	return resolve(x, inputFrom(t, in))
 }
 
-func mustResolve(t testing.TB, xr, in map[string]any) *service {
+func mustResolve(t testing.TB, xr, in map[string]any) *resolvedSpec {
 	t.Helper()
 	s, _, err := resolveXR(t, xr, in)
 	if err != nil {
@@ -66,7 +66,7 @@ type resolved struct {
 	Autoscaling              *autoscaling
 }
 
-func summarize(s *service) resolved {
+func summarize(s *resolvedSpec) resolved {
 	r := resolved{
 		Name: s.Name, Namespace: s.Namespace, Scheme: s.Model.Scheme, Source: s.Model.Source,
 		Framework: string(s.Model.Framework), Min: s.MinReplicas, Max: s.MaxReplicas,

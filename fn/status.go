@@ -20,30 +20,13 @@ const (
 	conditionTrafficSplit = "TrafficSplit"
 )
 
-// condition is one status condition the function reports.
+// condition is one status condition the function reports. Build it with
+// reason.condition, which gives it the reason's type and status.
 type condition struct {
 	Type    string
 	Status  bool
-	Reason  string
+	Reason  reason
 	Message string
-}
-
-// progress is what the function rendered and observed this call for one
-// version: the input of its status.
-type progress struct {
-	Pull       jobState
-	PullDetail string // the Failed condition's reason and message
-	// PullFailure says why a failed pull failed.
-	PullFailure pullFailure
-	JobName     string
-	// Serving is set when the Deployment is rendered; Serving.ID differs
-	// from the model's hash while the servers keep older weights.
-	Serving *weights
-	// ServiceRendered says the version's Service is returned: its own
-	// Service in a split, the Service <name> for the primary otherwise.
-	ServiceRendered bool
-	// ServersObserved says the version's Deployment exists.
-	ServersObserved bool
 }
 
 // report is the status the function writes, and its warnings.
@@ -60,113 +43,100 @@ type versionReport struct {
 	Message         string
 }
 
-// statusFor explains where the service is, in a phase, a message and one
+// report explains where the service is, in a phase, a message and one
 // condition each for the weights and the servers of the primary version;
 // in a split also each version's state and a condition for the split.
-func statusFor(s *service, o observed, ps []progress, mainService bool, rt *routeState) report {
+func (p *plan) report() report {
+	s := p.spec
 	var r report
-	versions := make([]versionReport, len(s.Versions))
-	for i := range s.Versions {
-		versions[i] = versionStatus(s, &s.Versions[i], o.PVC, o.Versions[i], ps[i])
+	versions := make([]versionReport, len(p.versions))
+	for i := range p.versions {
+		versions[i] = versionStatus(s, &p.versions[i])
 	}
 	primary := versions[0]
 	r.Conditions = []condition{primary.Weights, primary.Server}
 	r.Status.Phase, r.Status.Message = primary.Phase, primary.Message
-	for i := range s.Versions {
-		if d := o.Versions[i].Deployment; d != nil && ps[i].Serving != nil {
-			r.Status.ReadyReplicas += d.Status.ReadyReplicas
+	for _, vp := range p.versions {
+		if vp.deployment != nil && vp.serving != nil {
+			r.Status.ReadyReplicas += vp.deployment.Status.ReadyReplicas
 		}
 	}
-	if mainService {
+	if p.mainService {
 		r.Status.ServiceName = s.Name
 		r.Status.URL = serviceURL(s)
 	}
-	for i := range s.Versions {
-		v, h := &s.Versions[i], o.Versions[i].HPA
-		if h == nil || !v.autoscaled(s) {
+	for _, vp := range p.versions {
+		if vp.hpa == nil || !vp.autoscaled(s) {
 			continue
 		}
-		if c := hpaCondition(h, autoscalingv2.ScalingActive); c != nil && c.Status == corev1.ConditionFalse {
-			r.Warnings = append(r.Warnings, fmt.Sprintf("spec.autoscaling: the autoscaler %s cannot scale yet (%s: %s); the servers stay at their current count until the cluster's metrics pipeline serves %s", v.serverName(s), c.Reason, c.Message, autoscalerMetrics(s)))
+		if c := hpaCondition(vp.hpa, autoscalingv2.ScalingActive); c != nil && c.Status == corev1.ConditionFalse {
+			r.Warnings = append(r.Warnings, fmt.Sprintf("spec.autoscaling: the autoscaler %s cannot scale yet (%s: %s); the servers stay at their current count until the cluster's metrics pipeline serves %s", vp.serverName(s), c.Reason, c.Message, autoscalerMetrics(s)))
 		}
 	}
-	if s.Split {
-		splitStatus(s, o, ps, versions, rt, &r)
+	for _, d := range p.departing {
+		if d.renderDeployment {
+			r.Status.ReadyReplicas += d.deployment.Status.ReadyReplicas
+		}
+	}
+	switch {
+	case s.Split:
+		p.splitStatus(versions, &r)
+	case p.route != nil || p.keepsDepartingServers():
+		c := p.trafficCondition(nil, nil, &r)
+		r.Conditions = append(r.Conditions, c)
+		if r.Status.Phase == v1alpha1.PhaseServing {
+			r.Status.Message += "; " + c.Message
+		}
+	}
+	if p.route != nil {
+		r.Status.RouteURL = routeURL(s)
 	}
 	return r
 }
 
 // versionStatus judges one version from its own objects.
-func versionStatus(s *service, v *modelVersion, pvc *corev1.PersistentVolumeClaim, o observedVersion, p progress) versionReport {
-	w := weightsCondition(s, v, pvc, p)
-	srv := serverCondition(s, v, o, p)
-	phase, msg := phaseFor(s, v, o, p, w, srv)
+func versionStatus(s *resolvedSpec, vp *versionPlan) versionReport {
+	w := vp.source.condition()
+	srv := serverCondition(s, vp)
+	phase, msg := phaseFor(s, vp, w, srv)
 	return versionReport{Weights: w, Server: srv, Phase: phase, Message: msg}
 }
 
-func weightsCondition(s *service, v *modelVersion, pvc *corev1.PersistentVolumeClaim, p progress) condition {
-	m := v.Model
-	if m.Cache != "" {
-		return cacheCondition(s.Cached, p.ServersObserved)
-	}
-	if !m.pulled() {
-		return condition{conditionWeightsReady, true, "UserVolume", fmt.Sprintf("serving %s read-only from the app team's own claim", m.URI)}
-	}
-	vol := pvcName(s)
-	switch p.Pull {
-	case jobComplete:
-		return condition{conditionWeightsReady, true, "Pulled", fmt.Sprintf("the weights of %s are in volume %s", m.URI, vol)}
-	case jobFailed:
-		switch p.PullFailure {
-		case pullStalled:
-			return condition{conditionWeightsReady, false, "PullStalled", fmt.Sprintf("pull Job %s stalled: its download of %s made no progress for %ds, retries included (%s); check that the source is reachable and serving, then delete the Job to retry; read its logs with: kubectl logs -n %s job/%s", p.JobName, m.URI, s.PullStall, p.PullDetail, s.Namespace, p.JobName)}
-		case pullTimedOut:
-			return condition{conditionWeightsReady, false, "PullTimedOut", fmt.Sprintf("pull Job %s was stopped after the platform's limit of %ds (input.pullDeadlineSeconds), retries included (%s); if the weights are that large or the link that slow, ask your platform team to raise it; read its logs with: kubectl logs -n %s job/%s", p.JobName, s.PullDeadline, p.PullDetail, s.Namespace, p.JobName)}
-		}
-		return condition{conditionWeightsReady, false, "PullFailed", fmt.Sprintf("pull Job %s failed (%s); read its logs with: kubectl logs -n %s job/%s", p.JobName, p.PullDetail, s.Namespace, p.JobName)}
-	case jobRunning:
-		msg := fmt.Sprintf("pull Job %s is downloading %s into volume %s", p.JobName, m.URI, vol)
-		if pvc != nil && !pvcBound(pvc) {
-			msg += fmt.Sprintf("; the volume is %s (volumes of WaitForFirstConsumer classes bind when the Job's pod starts)", pvc.Status.Phase)
-		}
-		return condition{conditionWeightsReady, false, "Pulling", msg}
-	default:
-		return condition{conditionWeightsReady, false, "PullPending", fmt.Sprintf("creating volume %s and pull Job %s for %s", vol, p.JobName, m.URI)}
-	}
-}
-
-func serverCondition(s *service, v *modelVersion, o observedVersion, p progress) condition {
-	d, name := o.Deployment, v.serverName(s)
+// serverCondition is a version's ServerReady condition.
+func serverCondition(s *resolvedSpec, vp *versionPlan) condition {
+	d, v, name := vp.deployment.object(), vp.modelVersion, vp.serverName(s)
 	switch {
-	case p.Serving == nil:
-		return condition{conditionServerReady, false, "WaitingForWeights", "the servers start once the weights are pulled"}
+	case vp.serving == nil:
+		return reasonWaitingForWeights.condition("the servers start once the weights are pulled")
 	case d == nil:
-		return condition{conditionServerReady, false, "Creating", fmt.Sprintf("creating Deployment %s", name)}
+		return reasonCreating.condition(fmt.Sprintf("creating Deployment %s", name))
 	}
 	want, ready := desiredReplicas(d), d.Status.ReadyReplicas
 	if stalled, msg := deploymentStalled(d); stalled && ready < want {
-		return condition{conditionServerReady, false, "ProgressDeadlineExceeded", fmt.Sprintf("%d of %d servers ready and the rollout gave up: %s; see: kubectl describe -n %s deployment/%s", ready, want, msg, s.Namespace, name)}
+		return reasonProgressDeadlineExceeded.condition(fmt.Sprintf("%d of %d servers ready and the rollout gave up: %s; see: kubectl describe -n %s deployment/%s", ready, want, msg, s.Namespace, name))
 	}
 	switch {
 	case want == 0 && s.Split && v.Weight == 0 && deploymentReady(d):
-		return condition{conditionServerReady, true, "NoTraffic", fmt.Sprintf("spec.traffic gives version %s weight 0: no server runs; its weights stay cached", v.Model.Version)}
+		return reasonNoTraffic.condition(fmt.Sprintf("spec.traffic gives version %s weight 0: no server runs; its weights stay cached", v.Model.Version))
 	case want == 0:
-		return condition{conditionServerReady, false, "ScaledToZero", "spec.replicas.min is 0: no server runs; the weights stay cached"}
+		return reasonScaledToZero.condition("spec.replicas.min is 0: no server runs; the weights stay cached")
 	case deploymentReady(d):
-		return condition{conditionServerReady, true, "Available", fmt.Sprintf("%d of %d servers ready", ready, want)}
+		return reasonAvailable.condition(fmt.Sprintf("%d of %d servers ready", ready, want))
 	case ready == 0:
-		return condition{conditionServerReady, false, "Starting", fmt.Sprintf("0 of %d servers ready; loading a model can take up to %ds", want, *s.Runtime.StartupSeconds)}
+		return reasonStarting.condition(fmt.Sprintf("0 of %d servers ready; loading a model can take up to %ds", want, *s.Runtime.StartupSeconds))
+	case ready < want && vp.growing:
+		return reasonScalingUp.condition(fmt.Sprintf("%d of %d servers ready; make before break keeps the servers of the versions it takes them from until the others are ready", ready, want))
 	case ready < want:
-		return condition{conditionServerReady, false, "Degraded", fmt.Sprintf("%d of %d servers ready", ready, want)}
+		return reasonDegraded.condition(fmt.Sprintf("%d of %d servers ready", ready, want))
 	default:
-		return condition{conditionServerReady, false, "RollingOut", fmt.Sprintf("%d of %d servers ready; rolling out %d updated servers", ready, want, d.Status.UpdatedReplicas)}
+		return reasonRollingOut.condition(fmt.Sprintf("%d of %d servers ready; rolling out %d updated servers", ready, want, d.Status.UpdatedReplicas))
 	}
 }
 
 // phaseFor reduces a version's two conditions to one phase and its message.
-func phaseFor(s *service, v *modelVersion, o observedVersion, p progress, weights, server condition) (v1alpha1.Phase, string) {
-	if p.Serving == nil {
-		switch p.Pull {
+func phaseFor(s *resolvedSpec, vp *versionPlan, weights, server condition) (v1alpha1.Phase, string) {
+	if vp.serving == nil {
+		switch vp.source.state() {
 		case jobFailed:
 			return v1alpha1.PhaseFailed, weights.Message
 		case jobRunning:
@@ -175,42 +145,42 @@ func phaseFor(s *service, v *modelVersion, o observedVersion, p progress, weight
 			return v1alpha1.PhasePending, weights.Message
 		}
 	}
-	older := p.Serving.ID != v.Model.Hash
+	older := vp.serving.ID != vp.source.wanted().ID
 	switch server.Reason {
-	case "ProgressDeadlineExceeded":
-		if o.Deployment.Status.ReadyReplicas == 0 {
+	case reasonProgressDeadlineExceeded:
+		if vp.deployment.Status.ReadyReplicas == 0 {
 			return v1alpha1.PhaseFailed, server.Message
 		}
 		return v1alpha1.PhaseDegraded, server.Message
-	case "Creating", "Starting":
+	case reasonCreating, reasonStarting:
 		return v1alpha1.PhaseStarting, server.Message
-	case "Degraded", "ScaledToZero":
+	case reasonDegraded, reasonScaledToZero:
 		return v1alpha1.PhaseDegraded, server.Message
-	case "NoTraffic":
+	case reasonNoTraffic:
 		return v1alpha1.PhaseStandby, server.Message
 	}
 	// The servers answer. Say so, unless a newer model failed to pull.
-	url := versionURL(s, v)
+	url := versionURL(s, vp.modelVersion)
 	switch {
-	case older && p.Pull == jobFailed:
+	case older && vp.source.state() == jobFailed:
 		return v1alpha1.PhaseDegraded, fmt.Sprintf("still serving the previous weights: %s", weights.Message)
 	case older:
 		return v1alpha1.PhaseServing, fmt.Sprintf("serving the previous weights at %s while %s", url, weights.Message)
 	default:
-		return v1alpha1.PhaseServing, fmt.Sprintf("serving %s at %s (%s)", v.Model.URI, url, server.Message)
+		return v1alpha1.PhaseServing, fmt.Sprintf("serving %s at %s (%s)", vp.source.uri(), url, server.Message)
 	}
 }
 
 // versionURL is where a version answers: the Service <name> for the
 // primary, the version's own Service for the others.
-func versionURL(s *service, v *modelVersion) string {
+func versionURL(s *resolvedSpec, v *modelVersion) string {
 	if v.Primary {
 		return serviceURL(s)
 	}
 	return serviceURLOf(v.versionServiceName(s), s.Namespace)
 }
 
-func autoscalerMetrics(s *service) string {
+func autoscalerMetrics(s *resolvedSpec) string {
 	switch {
 	case s.Autoscaling.Concurrency != nil && s.Autoscaling.CPUUtilization != nil:
 		return "CPU utilisation and " + s.Autoscaling.Metric
@@ -226,7 +196,8 @@ func autoscalerMetrics(s *service) string {
 // primary's (or, when the primary has weight 0, that of the version with
 // the most traffic); a canary that failed makes a serving service Degraded
 // with the canary's reason, never Failed, since the primary still answers.
-func splitStatus(s *service, o observed, ps []progress, versions []versionReport, rt *routeState, r *report) {
+func (p *plan) splitStatus(versions []versionReport, r *report) {
+	s := p.spec
 	lead := 0
 	for i := range s.Versions {
 		if s.Versions[i].Weight > s.Versions[lead].Weight {
@@ -239,19 +210,20 @@ func splitStatus(s *service, o observed, ps []progress, versions []versionReport
 	r.Status.Phase, r.Status.Message = versions[lead].Phase, versions[lead].Message
 
 	var waiting, failed []string
-	for i := range s.Versions {
-		v, vr := &s.Versions[i], versions[i]
+	for i := range p.versions {
+		vp, vr := &p.versions[i], versions[i]
+		v := vp.modelVersion
 		ts := v1alpha1.TrafficStatus{
-			Version: v.Model.Version, Weight: v.Weight, URI: v.Model.URI,
+			Version: v.Model.Version, Weight: v.Weight, URI: vp.source.uri(),
 			Replicas: v.Replicas, Phase: vr.Phase, Message: vr.Message,
 		}
 		if v.autoscaled(s) {
 			ts.Replicas = v.MinReplicas
 		}
-		if d := o.Versions[i].Deployment; d != nil && ps[i].Serving != nil {
-			ts.ReadyReplicas = d.Status.ReadyReplicas
+		if vp.deployment != nil && vp.serving != nil {
+			ts.ReadyReplicas = vp.deployment.Status.ReadyReplicas
 		}
-		if ps[i].ServiceRendered {
+		if vp.renderService {
 			ts.ServiceName = v.versionServiceName(s)
 		}
 		r.Status.Traffic = append(r.Status.Traffic, ts)
@@ -268,34 +240,79 @@ func splitStatus(s *service, o observed, ps []progress, versions []versionReport
 		r.Status.Message = strings.Join(failed, "; ")
 	}
 
-	var split condition
-	switch {
-	case len(failed) > 0:
-		split = condition{conditionTrafficSplit, false, "VersionFailed", strings.Join(failed, "; ")}
-	case len(waiting) > 0:
-		split = condition{conditionTrafficSplit, false, "VersionsNotReady", strings.Join(waiting, "; ") + "; requests go to the versions that serve"}
-	case rt != nil && rt.Rejected:
-		split = condition{conditionTrafficSplit, false, "RouteNotAccepted", rt.Message}
-	case rt != nil && !rt.Reported:
-		split = condition{conditionTrafficSplit, false, "RoutePending", rt.Message}
-		r.Warnings = append(r.Warnings, "input.traffic.gateway: "+rt.Message)
-	case rt != nil:
-		split = condition{conditionTrafficSplit, true, "Routed", rt.Message}
-	default:
-		split = condition{conditionTrafficSplit, true, "Approximate", approximateSplit(s)}
-	}
+	split := p.trafficCondition(failed, waiting, r)
 	r.Conditions = append(r.Conditions, split)
 	if r.Status.Phase == v1alpha1.PhaseServing {
 		r.Status.Message += "; " + split.Message
 	}
-	if rt != nil && rt.Rendered {
-		r.Status.RouteURL = routeURL(s)
+}
+
+// trafficCondition is the TrafficSplit condition: of a split, or of a
+// claim whose route or departing versions' servers remain. failed and
+// waiting describe the versions that failed and those not serving yet.
+func (p *plan) trafficCondition(failed, waiting []string, r *report) condition {
+	s := p.spec
+	var rt *routeState
+	if p.route != nil {
+		rt = &p.route.state
 	}
+	hold := p.holdMessage()
+	switch {
+	case p.route != nil && p.route.held:
+		return reasonRouteHeld.condition(fmt.Sprintf("no version has a ready server; HTTPRoute %s keeps its last weights (%s) until one has", s.Name, describeBackends(p.route.backends)))
+	case len(failed) > 0:
+		return reasonVersionFailed.condition(strings.Join(failed, "; "))
+	case len(waiting) > 0:
+		msg := strings.Join(waiting, "; ") + "; requests go to the versions that serve"
+		if hold != "" {
+			msg += "; " + hold
+		}
+		return reasonVersionsNotReady.condition(msg)
+	case hold != "":
+		return reasonShifting.condition(hold)
+	case rt != nil && rt.Rejected:
+		return reasonRouteNotAccepted.condition(rt.Message)
+	case rt != nil && !rt.Reported:
+		r.Warnings = append(r.Warnings, "input.traffic.gateway: "+rt.Message)
+		return reasonRoutePending.condition(rt.Message)
+	case rt != nil:
+		return reasonRouted.condition(rt.Message)
+	default:
+		return reasonApproximate.condition(approximateSplit(s))
+	}
+}
+
+// holdMessage says which Deployments make before break holds and what
+// for; empty when none.
+func (p *plan) holdMessage() string {
+	s := p.spec
+	var holds, waits []string
+	for _, vp := range p.versions {
+		switch {
+		case vp.held:
+			holds = append(holds, fmt.Sprintf("Deployment %s (version %s) keeps %d servers, its share being %d", vp.serverName(s), vp.Model.Version, vp.servers, vp.target))
+		case vp.target > 0 && vp.ready < vp.target:
+			waits = append(waits, fmt.Sprintf("Deployment %s has %d of %d servers ready on version %s's weights", vp.serverName(s), vp.ready, vp.target, vp.Model.Version))
+		}
+	}
+	for _, d := range p.departing {
+		if d.renderDeployment {
+			holds = append(holds, fmt.Sprintf("Deployment %s, of version %s as it was before spec.traffic changed, keeps its %d servers", d.serverName(s), d.Model.Version, desiredReplicas(d.deployment.Deployment)))
+		}
+	}
+	if len(holds) == 0 {
+		return ""
+	}
+	msg := "make before break: " + strings.Join(holds, "; ")
+	if len(waits) > 0 {
+		msg += " until " + strings.Join(waits, ", ")
+	}
+	return msg
 }
 
 // approximateSplit says how the Service <name> splits requests: evenly
 // over the servers, so by each version's share of them.
-func approximateSplit(s *service) string {
+func approximateSplit(s *resolvedSpec) string {
 	total := int32(0)
 	for i := range s.Versions {
 		total += s.Versions[i].Replicas

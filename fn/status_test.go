@@ -21,7 +21,7 @@ func TestPhases(t *testing.T) {
 	servers, weights := pulled(t, xr, nil)
 	svc := observedFrom(t, servers, resourceService, map[string]any{})
 	withDeploy := func(status map[string]any) []observedObject {
-		return append(append([]observedObject(nil), weights...), observedDeployment(t, servers, 2, status), svc)
+		return append(append([]observedObject(nil), weights...), observeDeployment(t, servers, 2, status), svc)
 	}
 	stalled := map[string]any{"type": "Progressing", "status": "False", "reason": "ProgressDeadlineExceeded", "message": `ReplicaSet "llama-6d4cf56db6" has timed out progressing.`}
 
@@ -38,7 +38,7 @@ func TestPhases(t *testing.T) {
 	mounted := testXR()
 	setPath(mounted, "pvc://shared-models/llama", "spec", "model", "uri")
 	mountedFresh := run(t, newRequest(t, mounted, nil))
-	mountedDeploy := observedDeployment(t, mountedFresh, 1, deploymentStatus(1, 1))
+	mountedDeploy := observeDeployment(t, mountedFresh, 1, deploymentStatus(1, 1))
 
 	const url = "http://llama.team-a.svc.cluster.local:80"
 	type status struct {
@@ -245,7 +245,7 @@ func TestAutoscalerMetrics(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			if diff := cmp.Diff(tc.want, autoscalerMetrics(&service{Autoscaling: &tc.a})); diff != "" {
+			if diff := cmp.Diff(tc.want, autoscalerMetrics(&resolvedSpec{replicaBounds: replicaBounds{Autoscaling: &tc.a}})); diff != "" {
 				t.Errorf("autoscalerMetrics (-want +got):\n%s", diff)
 			}
 		})

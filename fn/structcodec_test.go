@@ -63,7 +63,7 @@ func TestEncodeMatchesConverter(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			c, err := compose(s, newRequest(t, xr, input, observed...).GetObserved().GetResources())
+			c, err := compose(s, nil, newRequest(t, xr, input, observed...).GetObserved().GetResources())
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -2,6 +2,7 @@ package fn
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -33,12 +34,12 @@ type modelVersion struct {
 
 // autoscaled reports whether the version's servers are scaled by an
 // autoscaler, which then owns the Deployment's replicas.
-func (v *modelVersion) autoscaled(s *service) bool {
+func (v *modelVersion) autoscaled(s *resolvedSpec) bool {
 	return s.Autoscaling != nil && v.Weight > 0
 }
 
 // serverName names the version's Deployment and autoscaler.
-func (v *modelVersion) serverName(s *service) string {
+func (v *modelVersion) serverName(s *resolvedSpec) string {
 	if v.Primary {
 		return s.Name
 	}
@@ -46,7 +47,7 @@ func (v *modelVersion) serverName(s *service) string {
 }
 
 // versionServiceName names the Service that reaches this version alone.
-func (v *modelVersion) versionServiceName(s *service) string {
+func (v *modelVersion) versionServiceName(s *resolvedSpec) string {
 	return s.Name + "-" + v.Model.Version
 }
 
@@ -64,11 +65,25 @@ func (v *modelVersion) component() string {
 
 // selector selects the version's servers. It never changes for the life of
 // the version's Deployment.
-func (v *modelVersion) selector(s *service) map[string]string {
+func (v *modelVersion) selector(s *resolvedSpec) map[string]string {
 	if v.Primary {
 		return s.selector()
 	}
 	return map[string]string{labelInstance: s.Name, labelComponent: componentCanary, labelVersion: v.Model.Version}
+}
+
+// versionSelector selects version v's servers alone, whichever Deployment
+// runs them, at every moment of a rollout: the claim's instance, the
+// framework's name label and the version label. The servers of other
+// versions differ in the version label, also while the primary's
+// Deployment rolls from one version to another (its selector, which is
+// immutable, holds no version); the pull Jobs' pods carry neither the
+// name nor the version label. Across a promotion it selects both the
+// promoted primary's new servers and the canary's warm ones, which serve
+// the same weights. A Service's selector may change, so existing Services
+// switch to it in place.
+func (v *modelVersion) versionSelector(s *resolvedSpec) map[string]string {
+	return map[string]string{labelInstance: s.Name, labelName: string(s.Model.Framework), labelVersion: v.Model.Version}
 }
 
 // Composition resource names of a version's objects. The primary's are
@@ -98,8 +113,8 @@ const maxTrafficTargets = 8
 // resolveTraffic checks spec.traffic against the primary model and returns
 // every version, the primary first. Without spec.traffic that is the
 // primary alone, with all the traffic.
-func resolveTraffic(s *service, spec v1alpha1.InferenceServiceSpec, in *v1beta1.Input, errs *fieldErrors, warnings *[]string) []modelVersion {
-	primary := modelVersion{Primary: true, Model: s.Model, Puller: s.Puller, Weight: 100}
+func resolveTraffic(name string, pm model, puller v1beta1.PullerPreset, spec v1alpha1.InferenceServiceSpec, in *v1beta1.Input, errs *fieldErrors, warnings *[]string) []modelVersion {
+	primary := modelVersion{Primary: true, Model: pm, Puller: puller, Weight: 100}
 	if spec.Traffic == nil {
 		return []modelVersion{primary}
 	}
@@ -111,7 +126,7 @@ func resolveTraffic(s *service, spec v1alpha1.InferenceServiceSpec, in *v1beta1.
 	if len(spec.Traffic) > maxTrafficTargets {
 		errs.add(field, "lists %d versions; split between at most %d", len(spec.Traffic), maxTrafficTargets)
 	}
-	if s.Model.Version == "" {
+	if pm.Version == "" {
 		errs.add("spec.model.version", "is required with spec.traffic: set it and list it in spec.traffic with the primary's weight")
 	}
 
@@ -132,9 +147,9 @@ func resolveTraffic(s *service, spec v1alpha1.InferenceServiceSpec, in *v1beta1.
 		}
 		seen[t.Version] = i
 
-		if t.Version == s.Model.Version && s.Model.Version != "" {
+		if t.Version == pm.Version && pm.Version != "" {
 			primaryListed = true
-			checkVersionName(s, t.Version, f+".version", errs)
+			checkVersionName(name, t.Version, f+".version", errs)
 			if t.URI != "" || t.Revision != "" || t.CredentialsSecretRef != nil {
 				errs.add(f, "is the primary version, whose weights are spec.model.uri and spec.model.revision and whose credentials spec.model.credentialsSecretRef; remove uri, revision and credentialsSecretRef here")
 			}
@@ -142,12 +157,12 @@ func resolveTraffic(s *service, spec v1alpha1.InferenceServiceSpec, in *v1beta1.
 			continue
 		}
 
-		checkVersionName(s, t.Version, f+".version", errs)
+		checkVersionName(name, t.Version, f+".version", errs)
 		if t.URI == "" {
 			errs.add(f+".uri", "is required: version %q is not spec.model.version, so name its weights (hf://, s3://, gs://, http(s):// or pvc://)", t.Version)
 			continue
 		}
-		m := model{URI: t.URI, Revision: t.Revision, Version: t.Version, Framework: s.Model.Framework, Secret: t.CredentialsSecretRef}
+		m := model{URI: t.URI, Revision: t.Revision, Version: t.Version, Framework: pm.Framework, Secret: t.CredentialsSecretRef}
 		parseURI(&m, f+".uri", errs)
 		checkRevision(t.Revision, f+".revision", errs)
 		checkSecretRef(t.CredentialsSecretRef, f+".credentialsSecretRef", errs)
@@ -161,16 +176,16 @@ func resolveTraffic(s *service, spec v1alpha1.InferenceServiceSpec, in *v1beta1.
 			if msg, bad := inClearText(m, in); bad {
 				errs.add(f+".credentialsSecretRef", "%s", msg)
 			}
-		case s.Model.Secret != nil && m.Scheme != "" && m.pulled():
+		case pm.Secret != nil && m.Scheme != "" && m.pulled():
 			// Credentials go only to the source they were given for.
-			if sameSource(s.Model, m) {
-				m.Secret = s.Model.Secret
+			if sameSource(pm, m) {
+				m.Secret = pm.Secret
 			} else {
-				*warnings = append(*warnings, fmt.Sprintf("%s.credentialsSecretRef: version %q pulls from %s, not from %s as spec.model does, so it does not use spec.model.credentialsSecretRef; if its source needs credentials, name them here", f, t.Version, sourceOf(m), sourceOf(s.Model)))
+				*warnings = append(*warnings, fmt.Sprintf("%s.credentialsSecretRef: version %q pulls from %s, not from %s as spec.model does, so it does not use spec.model.credentialsSecretRef; if its source needs credentials, name them here", f, t.Version, sourceOf(m), sourceOf(pm)))
 			}
 		}
 		m.Hash = shortHash([]string{m.URI, m.Revision})
-		if m.Hash == s.Model.Hash {
+		if m.Hash == pm.Hash {
 			errs.add(f, "serves the same uri and revision as spec.model; a version must differ from the primary in its weights")
 		} else if j, dup := weights[m.Hash]; dup {
 			errs.add(f, "serves the same uri and revision as %s[%d]; give each version its own weights", field, j)
@@ -189,8 +204,8 @@ func resolveTraffic(s *service, spec v1alpha1.InferenceServiceSpec, in *v1beta1.
 		}
 		versions = append(versions, v)
 	}
-	if !primaryListed && s.Model.Version != "" {
-		errs.add(field, "does not list spec.model.version %q, the primary; add {version: %q, weight: …}", s.Model.Version, s.Model.Version)
+	if !primaryListed && pm.Version != "" {
+		errs.add(field, "does not list spec.model.version %q, the primary; add {version: %q, weight: …}", pm.Version, pm.Version)
 	}
 	if sum != 100 {
 		errs.add(field, "the weights sum to %d; make them sum to 100", sum)
@@ -218,52 +233,111 @@ func sourceOf(m model) string { return m.Scheme + "://" + authority(m) }
 
 // checkVersionName refuses a version that cannot name its objects: the
 // Deployment and Service <name>-<version> are DNS-1035 labels.
-func checkVersionName(s *service, version, field string, errs *fieldErrors) {
-	name := s.Name + "-" + version
+func checkVersionName(claim, version, field string, errs *fieldErrors) {
+	name := claim + "-" + version
 	if m := validation.IsDNS1035Label(name); len(m) > 0 || version == "" {
-		errs.add(field, "%q would name the Deployment and Service %q, which is not a valid name (%s); use lowercase letters, digits and '-', at most %d characters", version, name, strings.Join(m, "; "), validation.DNS1035LabelMaxLength-len(s.Name)-1)
+		errs.add(field, "%q would name the Deployment and Service %q, which is not a valid name (%s); use lowercase letters, digits and '-', at most %d characters", version, name, strings.Join(m, "; "), validation.DNS1035LabelMaxLength-len(claim)-1)
 	}
 }
 
-// spread sets each version's servers from its weight. Without an
-// autoscaler a version runs its share of spec.replicas.min; with one, its
-// autoscaler's bounds are its share of min and max. A version of weight
-// above 0 gets at least one server, a version of weight 0 none: so the
-// split follows the weights only as closely as whole servers allow.
-func spread(s *service) {
-	for i := range s.Versions {
-		v := &s.Versions[i]
-		v.Replicas = share(s.MinReplicas, v.Weight)
-		v.MinReplicas = share(s.MinReplicas, v.Weight)
-		v.MaxReplicas = max(v.MinReplicas, share(s.MaxReplicas, v.Weight))
+// spread sets each version's servers from its weight (apportion).
+// Without an autoscaler a version runs its share of spec.replicas.min;
+// with one, its autoscaler's bounds are its shares of min and of max (and
+// never a ceiling below its floor). The shares of min add up to min, or to
+// the number of versions of weight above 0 when that is more.
+func spread(versions []modelVersion, b replicaBounds) []modelVersion {
+	w := make([]int32, len(versions))
+	for i := range versions {
+		w[i] = versions[i].Weight
 	}
+	mins, maxes := apportion(b.MinReplicas, w), apportion(b.MaxReplicas, w)
+	out := make([]modelVersion, len(versions))
+	for i, v := range versions {
+		v.Replicas, v.MinReplicas = mins[i], mins[i]
+		v.MaxReplicas = max(mins[i], maxes[i])
+		out[i] = v
+	}
+	return out
 }
 
-// share is weight percent of n servers, rounded half up, at least one for a
-// weight above 0 unless n is 0.
-func share(n, weight int32) int32 {
-	if n == 0 || weight == 0 {
-		return 0
+// apportion divides n servers between versions of the given weights
+// (percentages summing to 100) by largest remainder:
+//  1. n is 0: no version gets a server;
+//  2. the total is n, or the number of versions of weight above 0 when
+//     that is more: each of them gets at least one server;
+//  3. each version gets the whole part of its quota total·weight/100, and
+//     the servers left over go one each to the largest fractional parts,
+//     the earlier version first on a tie;
+//  4. a version of weight above 0 left with none takes one from the
+//     version most above its quota (of two, the later), until none is
+//     left with none.
+func apportion(n int32, weights []int32) []int32 {
+	out := make([]int32, len(weights))
+	positive := int32(0)
+	for _, w := range weights {
+		if w < 0 || w > 100 {
+			return out // refused by resolveTraffic
+		}
+		if w > 0 {
+			positive++
+		}
 	}
-	return max(1, (n*weight+50)/100)
+	if n <= 0 || positive == 0 {
+		return out
+	}
+	total := max(n, positive)
+	left := total
+	order := make([]int, len(weights))
+	for i, w := range weights {
+		out[i] = total * w / 100
+		left -= out[i]
+		order[i] = i
+	}
+	remainder := func(i int) int32 { return total * weights[i] % 100 }
+	sort.SliceStable(order, func(a, b int) bool { return remainder(order[a]) > remainder(order[b]) })
+	// Weights that do not sum to 100 are refused (resolveTraffic); until
+	// then nothing here may fail on them.
+	left = min(max(left, 0), int32(len(order)))
+	for _, i := range order[:left] {
+		out[i]++
+	}
+	for i, w := range weights {
+		if w == 0 || out[i] > 0 {
+			continue
+		}
+		donor := -1
+		for j := range weights {
+			// Above its quota by out·100 − total·weight hundredths.
+			if out[j] > 1 && (donor < 0 || out[j]*100-total*weights[j] >= out[donor]*100-total*weights[donor]) {
+				donor = j
+			}
+		}
+		if donor < 0 {
+			break
+		}
+		out[donor]--
+		out[i]++
+	}
+	return out
 }
 
 // primary is the version spec.model names.
-func (s *service) primary() *modelVersion { return &s.Versions[0] }
+func (s *resolvedSpec) primary() *modelVersion { return &s.Versions[0] }
 
 // pulledAny reports whether any version is pulled into the cache volume.
-func (s *service) pulledAny() bool {
-	for i := range s.Versions {
-		if s.Versions[i].Model.pulled() {
+func pulledAny(versions []modelVersion) bool {
+	for i := range versions {
+		if versions[i].Model.pulled() {
 			return true
 		}
 	}
 	return false
 }
 
-// resolveGateway checks the Input's Gateway API parent. It is read only
-// for claims that split traffic.
-func resolveGateway(s *service, in *v1beta1.Input, errs *fieldErrors) *gateway {
+// resolveGateway checks the Input's Gateway API parent. A claim gets its
+// HTTPRoute with its first split, and keeps it while the Input names the
+// Gateway.
+func resolveGateway(name, namespace string, in *v1beta1.Input, errs *fieldErrors) *gateway {
 	if in.Traffic == nil || in.Traffic.Gateway == nil {
 		return nil
 	}
@@ -271,7 +345,7 @@ func resolveGateway(s *service, in *v1beta1.Input, errs *fieldErrors) *gateway {
 	g := in.Traffic.Gateway
 	gw := &gateway{Name: g.Name, Namespace: g.Namespace, SectionName: g.SectionName, Domain: g.Domain, Scheme: g.Scheme}
 	if gw.Namespace == "" {
-		gw.Namespace = s.Namespace
+		gw.Namespace = namespace
 	}
 	if gw.Scheme == "" {
 		gw.Scheme = "http"
@@ -290,7 +364,7 @@ func resolveGateway(s *service, in *v1beta1.Input, errs *fieldErrors) *gateway {
 		}
 	}
 	if g.Domain != "" {
-		host := s.Name + "." + s.Namespace + "." + g.Domain
+		host := name + "." + namespace + "." + g.Domain
 		for _, m := range validation.IsDNS1123Subdomain(host) {
 			errs.add(field+".domain", "%q makes the hostname %q, which is not a DNS name: %s", g.Domain, host, m)
 		}

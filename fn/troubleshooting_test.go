@@ -1,6 +1,7 @@
 package fn
 
 import (
+	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -22,26 +23,23 @@ const troubleshootingPage = "../docs/troubleshooting.md"
 // Sections of the troubleshooting page. Each holds one table whose first
 // column is the key the tests below look for.
 const (
-	sectionConditions = "Conditions"
-	sectionFields     = "Refused claims and Inputs"
-	sectionMessages   = "Other refusals"
-	sectionWarnings   = "Warnings"
+	sectionFields   = "Refused claims and Inputs"
+	sectionMessages = "Other refusals"
+	sectionWarnings = "Warnings"
 )
 
-// TestTroubleshootingCoversEverything fails when the function can emit a
-// condition reason, refuse a field, refuse with another message, or warn
-// about a field that docs/troubleshooting.md does not explain — or when
-// the page explains one the function no longer emits.
+// TestTroubleshootingCoversEverything fails when the function can refuse a
+// field, refuse with another message, or warn about a field that
+// docs/troubleshooting.md does not explain — or when the page explains one
+// the function no longer emits. (Its conditions are generated from
+// fn/reasons.go: see TestTroubleshootingConditions.)
 //
 // The function's reports are found in its source, not by rendering: the
-// renders of the examples reach only some of the reasons (a stalled
-// rollout, a scaled-to-zero claim or a claim's own volume need crafted
-// observed state), while every reason is a literal or a constant at the
-// place the condition is built. The scan understands the few forms the
-// code uses (literals, constants, concatenation, fmt.Sprintf and local
-// variables) and refuses anything else, so a report it cannot read fails
-// here instead of escaping the page. TestTroubleshootingCoversRenders
-// cross-checks it against real renders.
+// renders of the examples reach only some of them, while every field is a
+// literal or a constant at the place the refusal is built. The scan
+// understands the few forms the code uses (literals, constants,
+// concatenation, fmt.Sprintf and local variables) and refuses anything
+// else, so a report it cannot read fails here instead of escaping the page.
 func TestTroubleshootingCoversEverything(t *testing.T) {
 	code := scanReports(t)
 	page := readTroubleshooting(t)
@@ -51,7 +49,6 @@ func TestTroubleshootingCoversEverything(t *testing.T) {
 		emitted []string
 		what    string
 	}{
-		{sectionConditions, code.conditionKeys(), "condition (type/reason)"},
 		{sectionFields, code.Fields, "refused field"},
 		{sectionMessages, code.Messages, "refusal message"},
 		{sectionWarnings, code.Warnings, "warned-about field"},
@@ -70,58 +67,82 @@ func TestTroubleshootingCoversEverything(t *testing.T) {
 				troubleshootingPage, c.section, c.what, strings.Join(stale, "\n"))
 		}
 	}
-	// A condition's status column says what the code sets.
-	for key, status := range code.Conditions {
-		row := page.row(sectionConditions, key)
-		if row != nil && len(row) > 1 && status != "" && strings.Trim(row[1], "` ") != status {
-			t.Errorf("%s: the row for %s says status %q; the function sets %s", troubleshootingPage, key, row[1], status)
-		}
-	}
 }
 
-// TestTroubleshootingCoversRenders renders every example at every stage
-// and requires each condition it reports to have its row: the source scan
-// above must not have missed a way of setting one.
-func TestTroubleshootingCoversRenders(t *testing.T) {
-	page := readTroubleshooting(t)
-	documented := page.keys(sectionConditions)
-	input := compositionInput(t)
-	examples, err := filepath.Glob("../examples/frameworks/*.yaml")
+// TestTroubleshootingConditions holds the page's Conditions table to
+// fn/reasons.go, from which `make generate` (-update) writes it.
+func TestTroubleshootingConditions(t *testing.T) {
+	b, err := os.ReadFile(troubleshootingPage)
 	if err != nil {
 		t.Fatal(err)
 	}
-	examples = append(examples, "../examples/xr.yaml", namespacedXR)
-	seen := map[string]bool{}
-	for _, path := range examples {
-		xr := readYAML(t, path)
-		renders := [][]observedObject{nil}
-		for _, stage := range stages {
-			if observed, ok := stageObserved(t, xr, input, stage); ok {
-				renders = append(renders, observed)
-			}
+	page := string(b)
+	start := strings.Index(page, conditionsBegin)
+	end := strings.Index(page, conditionsEnd)
+	if start < 0 || end < start {
+		t.Fatalf("%s has no generated Conditions table between %q and %q", troubleshootingPage, conditionsBegin, conditionsEnd)
+	}
+	start += len(conditionsBegin)
+	want := conditionsTable()
+	if *update {
+		if err := os.WriteFile(troubleshootingPage, []byte(page[:start]+want+page[end:]), 0o644); err != nil {
+			t.Fatal(err)
 		}
-		for _, observed := range renders {
-			for _, c := range run(t, newRequest(t, xr, input, observed...)).GetConditions() {
-				seen[c.GetType()+"/"+c.GetReason()] = true
-			}
+		return
+	}
+	if diff := cmp.Diff(want, page[start:end]); diff != "" {
+		t.Errorf("%s: the Conditions table is stale; run make generate (-page +reasons.go):\n%s", troubleshootingPage, diff)
+	}
+}
+
+// The generated table's fences on the page.
+const (
+	conditionsBegin = "<!-- Generated from fn/reasons.go by make generate: edit the reasons there, not this table. -->\n"
+	conditionsEnd   = "<!-- End of the generated table. -->\n"
+)
+
+// conditionsTable is the Conditions table of the troubleshooting page:
+// one row per reason, in the order of fn/reasons.go.
+func conditionsTable() string {
+	var b strings.Builder
+	b.WriteString("| Condition | Status | Reason | What it means | What to do |\n|---|---|---|---|---|\n")
+	for r := range numReasons {
+		d := reasons[r]
+		status := "False"
+		if d.Status {
+			status = "True"
 		}
+		fmt.Fprintf(&b, "| `%s` | `%s` | `%s` | %s | %s |\n", d.Type, status, d.Name, cell(d.Means), cell(d.Do))
 	}
-	if len(seen) == 0 {
-		t.Fatal("the renders reported no conditions")
-	}
-	var got []string
-	for k := range seen {
-		got = append(got, k)
-	}
-	if missing := without(got, documented); len(missing) > 0 {
-		t.Errorf("renders report conditions %s lacks under \"## %s\": %v", troubleshootingPage, sectionConditions, missing)
+	return b.String()
+}
+
+// cell escapes a table cell's pipes.
+func cell(s string) string { return strings.ReplaceAll(s, "|", "\\|") }
+
+// TestReasonsDocumented: every reason has a name, a condition type, and
+// both columns; no two share a name.
+func TestReasonsDocumented(t *testing.T) {
+	types := []string{conditionWeightsReady, conditionServerReady, conditionTrafficSplit}
+	seen := map[string]reason{}
+	for r := range numReasons {
+		d := reasons[r]
+		if d.Name == "" || !slices.Contains(types, d.Type) || d.Means == "" || d.Do == "" {
+			t.Errorf("reason %d (%q) is not fully documented in fn/reasons.go: %+v", r, d.Name, d)
+		}
+		if other, dup := seen[d.Name]; dup {
+			t.Errorf("reasons %d and %d are both named %q", other, r, d.Name)
+		}
+		seen[d.Name] = r
+		if got := r.condition("m"); got.Type != d.Type || got.Status != d.Status || got.Reason != r {
+			t.Errorf("%s.condition() = %+v", d.Name, got)
+		}
 	}
 }
 
 // TestScanReports holds the source scan to the forms it must understand.
 func TestScanReports(t *testing.T) {
 	src := `package fn
-const conditionX = "X"
 func f(errs *fieldErrors, fw string, i int, ok bool) {
 	const field = "spec.a"
 	errs.add(field, "bad")
@@ -134,8 +155,6 @@ func f(errs *fieldErrors, fw string, i int, ok bool) {
 		h = "spec.storage.mode"
 	}
 	errs.add(h, "bad")
-	_ = condition{conditionX, true, "Done", "m"}
-	_ = condition{Type: conditionX, Status: false, Reason: "NotYet"}
 	_ = fmt.Errorf("cannot read %s: %w", "x", nil)
 	_ = &PathError{Path: "p", Msg: fmt.Sprintf("must be %s", "y")}
 	warnings = append(warnings, fmt.Sprintf("spec.b: risky %d", i), "spec.c has no effect")
@@ -150,10 +169,9 @@ func f(errs *fieldErrors, fw string, i int, ok bool) {
 	var problems []string
 	r.scanFiles(fset, []*ast.File{f}, &problems)
 	want := reports{
-		Conditions: map[string]string{"X/Done": "True", "X/NotYet": "False"},
-		Fields:     []string{"input.runtimes.*.image", "input.storage.mode", "spec.a", "spec.env[*].name", "spec.storage.mode"},
-		Messages:   []string{"cannot read …: …", "…: must be …"},
-		Warnings:   []string{"spec.b", "spec.c"},
+		Fields:   []string{"input.runtimes.*.image", "input.storage.mode", "spec.a", "spec.env[*].name", "spec.storage.mode"},
+		Messages: []string{"cannot read …: …", "…: must be …"},
+		Warnings: []string{"spec.b", "spec.c"},
 	}
 	r.sort()
 	if diff := cmp.Diff(want, r); diff != "" || len(problems) > 0 {
@@ -163,24 +181,12 @@ func f(errs *fieldErrors, fw string, i int, ok bool) {
 
 // reports is what the function can say, by kind, as the page keys it.
 type reports struct {
-	// Conditions maps "Type/Reason" to the status the code sets
-	// ("True", "False", or "" where it is computed).
-	Conditions map[string]string
 	// Fields are the field paths of Fatal results, * for a variable part.
 	Fields []string
 	// Messages are the other Fatal messages, … for a variable part.
 	Messages []string
 	// Warnings are the field paths warnings start with.
 	Warnings []string
-}
-
-func (r reports) conditionKeys() []string {
-	var out []string
-	for k := range r.Conditions {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
 }
 
 func (r *reports) sort() {
@@ -227,8 +233,8 @@ func scanReports(t *testing.T) reports {
 	if len(problems) > 0 {
 		t.Fatalf("the troubleshooting scan cannot read these reports; write their reason or field as a literal or constant:\n%s", strings.Join(problems, "\n"))
 	}
-	if len(r.Conditions) == 0 || len(r.Fields) == 0 || len(r.Messages) == 0 || len(r.Warnings) == 0 {
-		t.Fatalf("the scan found too little (%d conditions, %d fields, %d messages, %d warnings): has the code changed shape?", len(r.Conditions), len(r.Fields), len(r.Messages), len(r.Warnings))
+	if len(r.Fields) == 0 || len(r.Messages) == 0 || len(r.Warnings) == 0 {
+		t.Fatalf("the scan found too little (%d fields, %d messages, %d warnings): has the code changed shape?", len(r.Fields), len(r.Messages), len(r.Warnings))
 	}
 	r.sort()
 	return r
@@ -238,9 +244,6 @@ func scanReports(t *testing.T) reports {
 // the package's, and a parameter of a function can be whatever its callers
 // in the package pass it.
 func (r *reports) scanFiles(fset *token.FileSet, files []*ast.File, problems *[]string) {
-	if r.Conditions == nil {
-		r.Conditions = map[string]string{}
-	}
 	consts := map[string][]ast.Expr{}
 	var funcs []*ast.FuncDecl
 	for _, f := range files {
@@ -284,18 +287,6 @@ func (r *reports) scanFiles(fset *token.FileSet, files []*ast.File, problems *[]
 			switch n := n.(type) {
 			case *ast.CompositeLit:
 				switch typeName(n.Type) {
-				case "condition":
-					typ, status, reason := conditionParts(n)
-					types, reasons := e.eval(typ), e.eval(reason)
-					if typ == nil || reason == nil || variable(types) || variable(reasons) {
-						problem(n, "a condition whose type or reason is not a constant")
-						return true
-					}
-					for _, ty := range types {
-						for _, re := range reasons {
-							r.Conditions[ty+"/"+re] = boolStatus(status)
-						}
-					}
 				case "PathError":
 					// The codec's decoding errors, which the function
 					// returns as refusals of the claim.
@@ -534,42 +525,6 @@ func collectValueSpecs(g *ast.GenDecl, into map[string][]ast.Expr) {
 	}
 }
 
-// conditionParts returns a condition literal's Type, Status and Reason.
-func conditionParts(n *ast.CompositeLit) (typ, status, reason ast.Expr) {
-	for i, el := range n.Elts {
-		if kv, ok := el.(*ast.KeyValueExpr); ok {
-			switch identName(kv.Key) {
-			case "Type":
-				typ = kv.Value
-			case "Status":
-				status = kv.Value
-			case "Reason":
-				reason = kv.Value
-			}
-			continue
-		}
-		switch i {
-		case 0:
-			typ = el
-		case 1:
-			status = el
-		case 2:
-			reason = el
-		}
-	}
-	return typ, status, reason
-}
-
-func boolStatus(x ast.Expr) string {
-	switch identName(x) {
-	case "true":
-		return "True"
-	case "false":
-		return "False"
-	}
-	return ""
-}
-
 func variable(vals []string) bool {
 	return slices.ContainsFunc(vals, func(v string) bool { return strings.Contains(v, "*") })
 }
@@ -693,8 +648,7 @@ func cells(line string) []string {
 	return append(out, strings.TrimSpace(cur.String()))
 }
 
-// keys are the first cells of a section's rows, without backticks. In the
-// conditions table the key is "Type/Reason" from the first and third cells.
+// keys are the first cells of a section's rows, without backticks.
 func (p troubleshooting) keys(section string) []string {
 	var out []string
 	for _, row := range p[section] {
@@ -703,19 +657,6 @@ func (p troubleshooting) keys(section string) []string {
 	return out
 }
 
-func (p troubleshooting) row(section, key string) []string {
-	for _, row := range p[section] {
-		if rowKey(section, row) == key {
-			return row
-		}
-	}
-	return nil
-}
-
 func rowKey(section string, row []string) string {
-	unquote := func(s string) string { return strings.Trim(s, "` ") }
-	if section == sectionConditions && len(row) >= 3 {
-		return unquote(row[0]) + "/" + unquote(row[2])
-	}
-	return unquote(row[0])
+	return strings.Trim(row[0], "` ")
 }

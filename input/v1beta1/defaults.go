@@ -3,6 +3,7 @@ package v1beta1
 import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
 // Built-in defaults that an empty Input stands for.
@@ -17,6 +18,10 @@ const (
 	// DefaultPullStallSeconds is how long a download may make (almost) no
 	// progress before the built-in pullers give up on it.
 	DefaultPullStallSeconds = int32(300)
+	// DefaultMaxSurge and DefaultMaxUnavailable are the servers' rolling
+	// update: one extra server at a time, never one fewer ready.
+	DefaultMaxSurge       = int32(1)
+	DefaultMaxUnavailable = int32(0)
 )
 
 // MarkerFile is written into TARGET_DIR by a puller once the download is
@@ -297,6 +302,20 @@ func (in *Input) PullDeadline() int64 {
 		return *in.PullDeadlineSeconds
 	}
 	return DefaultPullDeadlineSeconds
+}
+
+// RollingUpdate is the servers' maxSurge and maxUnavailable, defaulted.
+func (in *Input) RollingUpdate() (maxSurge, maxUnavailable intstr.IntOrString) {
+	maxSurge, maxUnavailable = intstr.FromInt32(DefaultMaxSurge), intstr.FromInt32(DefaultMaxUnavailable)
+	if r := in.Rollout; r != nil {
+		if r.MaxSurge != nil {
+			maxSurge = *r.MaxSurge
+		}
+		if r.MaxUnavailable != nil {
+			maxUnavailable = *r.MaxUnavailable
+		}
+	}
+	return maxSurge, maxUnavailable
 }
 
 // PullStall returns how many seconds a download may make no progress.

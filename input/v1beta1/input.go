@@ -4,6 +4,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
 // Input is the platform team's configuration of function-inferno, given in
@@ -112,6 +113,13 @@ type Input struct {
 	// NetworkPolicy.
 	// +optional
 	NetworkPolicy *NetworkPolicySettings `json:"networkPolicy,omitempty"`
+
+	// Rollout bounds how the model servers' Deployments replace and add
+	// servers (their RollingUpdate strategy), for a new revision, a
+	// promotion or a weight shift alike. Left out, a rollout never has
+	// fewer ready servers than it asks for: maxUnavailable 0, maxSurge 1.
+	// +optional
+	Rollout *RolloutSettings `json:"rollout,omitempty"`
 
 	// Traffic says how the split of a claim's spec.traffic reaches the
 	// servers. Without it the split is approximate: the claim's Service
@@ -244,11 +252,38 @@ type ServiceAccountSettings struct {
 	AutomountToken *bool `json:"automountToken,omitempty"`
 }
 
+// RolloutSettings are the rolling-update bounds of the model servers'
+// Deployments. They may not both be 0: a rollout could then never replace
+// a server.
+type RolloutSettings struct {
+	// MaxSurge is how many servers a rollout may start above the desired
+	// count, as a number or a percentage of it (rounded up). Each surge
+	// server is a whole server: with GPUs it needs a spare GPU (or node
+	// capacity for one more server) while the rollout runs, or it stays
+	// Pending and the rollout waits. Defaults to 1.
+	// +optional
+	// +kubebuilder:validation:XIntOrString
+	MaxSurge *intstr.IntOrString `json:"maxSurge,omitempty"`
+
+	// MaxUnavailable is how many of the desired servers a rollout may stop
+	// before their replacements are ready, as a number or a percentage
+	// (rounded down). Above 0 a rollout drops capacity: the remaining
+	// servers take their requests, and a one-server service stops
+	// answering while its server is replaced. It lets a platform with no
+	// spare GPU roll at all (with maxSurge 0). Defaults to 0.
+	// +optional
+	// +kubebuilder:validation:XIntOrString
+	MaxUnavailable *intstr.IntOrString `json:"maxUnavailable,omitempty"`
+}
+
 // TrafficSettings say how traffic splits are routed.
 type TrafficSettings struct {
 	// Gateway, when set, makes every claim with spec.traffic also get a
 	// Gateway API HTTPRoute (gateway.networking.k8s.io/v1) attached to this
-	// Gateway, with one weighted backend per version: an exact split.
+	// Gateway, with one weighted backend per version: an exact split, its
+	// weights scaled by each version's ready servers. A claim keeps its
+	// route when its split ends (all weight on the claim's Service), until
+	// the Input no longer names a Gateway.
 	// +optional
 	Gateway *GatewayParent `json:"gateway,omitempty"`
 }

@@ -115,11 +115,24 @@ type InferenceServiceSpec struct {
 	// them. Every other entry names its own weights (uri, optional
 	// revision); framework, serve, resources and storage are shared. Each
 	// version gets its own pull Job, Deployment and Service
-	// (<name>-<version>); the Service <name> spreads requests over the
-	// servers of every version, so without a Gateway the split follows the
-	// number of servers per version and is approximate. Promote a canary by
-	// moving spec.model to it and dropping the old entry. Leave traffic out
-	// to serve spec.model alone.
+	// (<name>-<version>).
+	//
+	// The servers of spec.replicas.min are apportioned by largest
+	// remainder: each version gets the whole part of min × weight / 100,
+	// the servers left over go to the largest fractional parts, and a
+	// version of weight above 0 gets at least one (taken from the version
+	// most above its share). So the total is replicas.min, or the number
+	// of versions of weight above 0 when that is more (min 4 at 90/10 runs
+	// 3 and 1; min 1 over three versions runs 3); a min of 0 runs none.
+	// With autoscaling, each version's autoscaler is bounded by its shares
+	// of min and of max, apportioned the same way. status.traffic[].replicas
+	// reports each share and adds up to the total.
+	//
+	// The Service <name> spreads requests over the servers of every
+	// version, so without a Gateway the split follows the number of
+	// servers per version and is approximate. Promote a canary by moving
+	// spec.model to it and dropping the old entry. Leave traffic out to
+	// serve spec.model alone.
 	// +optional
 	// +listType=map
 	// +listMapKey=version
@@ -295,7 +308,10 @@ type ServeSpec struct {
 // +kubebuilder:validation:XValidation:rule="!has(self.min) || !has(self.max) || self.min <= self.max",message="spec.replicas.min must not exceed spec.replicas.max"
 type ReplicasSpec struct {
 	// Min is the number of servers without autoscaling, and the floor with
-	// it. Zero stops serving but keeps the cached weights.
+	// it. Zero stops serving but keeps the cached weights. With
+	// spec.traffic it is apportioned between the versions (see there):
+	// the versions' servers add up to min, or to the number of versions of
+	// weight above 0 when that is more.
 	// +optional
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=1000
@@ -427,8 +443,10 @@ type TrafficStatus struct {
 	// URI of the version's weights.
 	URI string `json:"uri"`
 
-	// Replicas is the number of servers the version runs, or the autoscaler's
-	// floor for it: the weight applied to spec.replicas.
+	// Replicas is the version's share of spec.replicas.min, apportioned by
+	// largest remainder (see spec.traffic): the servers it runs, or its
+	// autoscaler's floor. The versions' replicas add up to replicas.min,
+	// or to the number of versions of weight above 0 when that is more.
 	Replicas int32 `json:"replicas"`
 
 	// ReadyReplicas is the number of the version's servers ready to answer.

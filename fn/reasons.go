@@ -1,0 +1,236 @@
+package fn
+
+// Condition reasons. Every reason the function reports is a constant here,
+// with its condition type, its status and what it means and what to do,
+// so that a condition can only be built from a documented reason
+// (reason.condition), the phase switches on the constants, and the
+// Conditions table of docs/troubleshooting.md is generated from this
+// file (make generate; TestTroubleshootingConditions keeps it fresh).
+
+// reason is why a condition has its status.
+type reason int
+
+// The reasons, in the order the troubleshooting page lists them.
+const (
+	reasonPullPending reason = iota
+	reasonPulling
+	reasonPullFailed
+	reasonPullStalled
+	reasonPullTimedOut
+	reasonPulled
+	reasonUserVolume
+	reasonWaitingForWeights
+	reasonCreating
+	reasonStarting
+	reasonDegraded
+	reasonRollingOut
+	reasonProgressDeadlineExceeded
+	reasonScalingUp
+	reasonScaledToZero
+	reasonAvailable
+	reasonNoTraffic
+	reasonCacheUnresolved
+	reasonCacheMissing
+	reasonCachePulling
+	reasonCacheFailed
+	reasonCacheMismatch
+	reasonCacheRevisionMissing
+	reasonCached
+	reasonApproximate
+	reasonRouted
+	reasonVersionsNotReady
+	reasonVersionFailed
+	reasonRoutePending
+	reasonRouteNotAccepted
+	reasonShifting
+	reasonRouteHeld
+
+	// numReasons counts the reasons; it is not one.
+	numReasons
+)
+
+// reasonDoc documents one reason: the condition it sets and the two
+// columns of the troubleshooting page.
+type reasonDoc struct {
+	// Name is the reason as Kubernetes shows it.
+	Name string
+	// Type and Status are the condition the reason always comes with.
+	Type   string
+	Status bool
+	// Means says what the reason means, Do what the reader can do about
+	// it: Markdown, one paragraph each.
+	Means, Do string
+}
+
+// reasons documents every reason.
+var reasons = [numReasons]reasonDoc{
+	reasonPullPending: {
+		Name: "PullPending", Type: conditionWeightsReady, Status: false,
+		Means: "The cache volume and the pull Job are being created. Phase `Pending`.",
+		Do:    "Wait a few seconds. If it stays, check `Synced` on the claim and the Events: Crossplane may be unable to create the objects (see *Before the function runs*).",
+	},
+	reasonPulling: {
+		Name: "Pulling", Type: conditionWeightsReady, Status: false,
+		Means: "The pull Job runs. A volume of a `WaitForFirstConsumer` class stays `Pending` until the Job's pod starts; nothing waits for it. Phase `Pulling`.",
+		Do:    "Wait: big models take minutes. Follow it with `kubectl -n <ns> logs -f job/<name>-pull-<hash>`. If the pod is `Pending`, `kubectl describe pod` says why (no node with the storage class, quota).",
+	},
+	reasonPullFailed: {
+		Name: "PullFailed", Type: conditionWeightsReady, Status: false,
+		Means: "The pull Job failed after its retries; the message carries its reason. Phase `Failed` (or `Degraded` while older weights still serve).",
+		Do:    "Read the Job's logs with the command in the message. Usual causes: a wrong URI or revision, missing credentials (`spec.model.credentialsSecretRef`, a Secret in the same namespace), a volume too small (`spec.storage.size`). Fix the spec: a new URI or revision makes a new Job. To retry the same one, delete the Job; the function recreates it.",
+	},
+	reasonPullStalled: {
+		Name: "PullStalled", Type: conditionWeightsReady, Status: false,
+		Means: "The pull Job's download made (almost) no progress for `input.pullStallSeconds` (300 s by default), after the puller's own retries: curl moved less than 1 KiB/s, or the hf, s3 or gs puller did not grow its directory. The puller exits 75 and the Job fails at once, without its backoff retries. Phase `Failed` (`Degraded` while older weights serve).",
+		Do:    "The source is unreachable or hangs: check it from the namespace (a proxy, a firewall, the NetworkPolicy egress of the platform, a throttled bucket). Once it answers, delete the Job to retry (`kubectl -n <ns> delete job/<name>`); the function recreates it and the puller resumes where the CLI can.",
+	},
+	reasonPullTimedOut: {
+		Name: "PullTimedOut", Type: conditionWeightsReady, Status: false,
+		Means: "The pull Job ran longer than `input.pullDeadlineSeconds` (six hours by default), retries included, and Kubernetes stopped it (`DeadlineExceeded`). Phase `Failed` (`Degraded` while older weights serve).",
+		Do:    "Usually very large weights on a slow link: ask the platform team to raise `input.pullDeadlineSeconds`, or pull them once into a ModelCache. Delete the Job to retry.",
+	},
+	reasonPulled: {
+		Name: "Pulled", Type: conditionWeightsReady, Status: true,
+		Means: "The weights are in the cache volume.",
+		Do:    "Nothing.",
+	},
+	reasonUserVolume: {
+		Name: "UserVolume", Type: conditionWeightsReady, Status: true,
+		Means: "A `pvc://` model: the servers mount the team's own claim read-only and nothing is pulled.",
+		Do:    "Nothing. If the servers cannot find the model, check the path after `pvc://<claim>/`.",
+	},
+	reasonWaitingForWeights: {
+		Name: "WaitingForWeights", Type: conditionServerReady, Status: false,
+		Means: "The servers start once the first pull completes.",
+		Do:    "See `WeightsReady`.",
+	},
+	reasonCreating: {
+		Name: "Creating", Type: conditionServerReady, Status: false,
+		Means: "The Deployment is being created. Phase `Starting`.",
+		Do:    "Wait. If it stays, check `Synced` and the Events.",
+	},
+	reasonStarting: {
+		Name: "Starting", Type: conditionServerReady, Status: false,
+		Means: "No server is ready yet: pods are scheduling, pulling the image or loading the model. The start-up probe allows the runtime's budget (30 minutes for vLLM). Phase `Starting`.",
+		Do:    "`kubectl -n <ns> get pods -l app.kubernetes.io/instance=<name>`; a `Pending` pod usually wants GPUs no node has (`kubectl describe pod`); a pod restarting wants more memory (`spec.resources.memory`) or a longer start-up budget (the platform's Input). In a namespace enforcing Pod Security `restricted`, the ReplicaSet's Events show a refused pod.",
+	},
+	reasonDegraded: {
+		Name: "Degraded", Type: conditionServerReady, Status: false,
+		Means: "Some, not all, servers are ready. Phase `Degraded`.",
+		Do:    "Look at the pods that are not ready, as for `Starting`. Lower `spec.replicas.min` if the cluster cannot fit them.",
+	},
+	reasonRollingOut: {
+		Name: "RollingOut", Type: conditionServerReady, Status: false,
+		Means: "Every desired server answers, and an updated set is rolling out. Phase `Serving`.",
+		Do:    "Wait for the rollout: `kubectl -n <ns> rollout status deployment/<name>`.",
+	},
+	reasonProgressDeadlineExceeded: {
+		Name: "ProgressDeadlineExceeded", Type: conditionServerReady, Status: false,
+		Means: "The rollout gave up: the Deployment made no progress within its deadline. Phase `Failed` with no server ready, else `Degraded`.",
+		Do:    "`kubectl -n <ns> describe deployment/<name>` (the message has the command) and the new pods' Events and logs: usually the image, the arguments (`spec.serve`) or resources. Fix the spec; a new rollout starts.",
+	},
+	reasonScalingUp: {
+		Name: "ScalingUp", Type: conditionServerReady, Status: false,
+		Means: "The version is getting servers (a weight shift, a promotion or a rollback moved them to it) and not all of them are ready yet, while make before break keeps the versions it takes them from at their count (`TrafficSplit` `Shifting`). Phase `Serving`: it answers with the servers that are ready.",
+		Do:    "Wait; if it stays, see `Shifting` and look at the new pods as for `Starting`.",
+	},
+	reasonScaledToZero: {
+		Name: "ScaledToZero", Type: conditionServerReady, Status: false,
+		Means: "`spec.replicas.min` is 0: no server runs; the weights stay cached. Phase `Degraded`.",
+		Do:    "Set `spec.replicas.min` to 1 or more to serve.",
+	},
+	reasonAvailable: {
+		Name: "Available", Type: conditionServerReady, Status: true,
+		Means: "Every desired server is ready. Phase `Serving`, `status.url` set.",
+		Do:    "Nothing. If `Ready` is still `False`, the autoscaler is not yet able to scale (its first check takes up to 15 s).",
+	},
+	reasonNoTraffic: {
+		Name: "NoTraffic", Type: conditionServerReady, Status: true,
+		Means: "A version of a split has weight 0: its Deployment runs no server; its weights stay pulled. Phase `Standby` in `status.traffic`.",
+		Do:    "Nothing; give it a weight in `spec.traffic` to serve it again.",
+	},
+	reasonCacheUnresolved: {
+		Name: "CacheUnresolved", Type: conditionWeightsReady, Status: false,
+		Means: "The service is on a ModelCache (`spec.model.cacheRef`) and Crossplane has not fetched it yet. Seen only mid-reconcile, or with a Crossplane that does not resolve required resources.",
+		Do:    "Wait. If it stays, the Crossplane version does not support required resources (v1.15 and later do).",
+	},
+	reasonCacheMissing: {
+		Name: "CacheMissing", Type: conditionWeightsReady, Status: false,
+		Means: "No ModelCache of that name in the service's namespace. Phase `Pending`; if the servers already run (the cache was deleted under them), `Degraded`: they keep the volume only until they stop.",
+		Do:    "Create the ModelCache (`kubectl get modelcache -n <ns>`), or fix `spec.model.cacheRef.name`.",
+	},
+	reasonCachePulling: {
+		Name: "CachePulling", Type: conditionWeightsReady, Status: false,
+		Means: "The ModelCache is still pulling the revision. Phase `Pulling`.",
+		Do:    "Wait; follow it with `kubectl -n <ns> get modelcache <name>`.",
+	},
+	reasonCacheFailed: {
+		Name: "CacheFailed", Type: conditionWeightsReady, Status: false,
+		Means: "The ModelCache failed to pull the revision; the message carries its reason. Phase `Failed` (`Degraded` while servers run).",
+		Do:    "Fix the ModelCache (`kubectl -n <ns> describe modelcache <name>`), as for `PullFailed`.",
+	},
+	reasonCacheMismatch: {
+		Name: "CacheMismatch", Type: conditionWeightsReady, Status: false,
+		Means: "`spec.model.uri` is set and is not the ModelCache's `spec.uri`. Phase `Failed`.",
+		Do:    "Remove `spec.model.uri` (the cache names the weights) or point `cacheRef` at a cache of that model.",
+	},
+	reasonCacheRevisionMissing: {
+		Name: "CacheRevisionMissing", Type: conditionWeightsReady, Status: false,
+		Means: "The ModelCache does not pull `spec.model.revision`. Phase `Failed`.",
+		Do:    "Add the revision to the cache's `spec.revisions`, or choose one it pulls.",
+	},
+	reasonCached: {
+		Name: "Cached", Type: conditionWeightsReady, Status: true,
+		Means: "The servers mount the ModelCache's volume read-only at the revision's directory.",
+		Do:    "Nothing.",
+	},
+	reasonApproximate: {
+		Name: "Approximate", Type: conditionTrafficSplit, Status: true,
+		Means: "Every version of `spec.traffic` serves; the Service `<name>` spreads requests over all servers, so the split follows the servers per version (the message gives the effective percentages).",
+		Do:    "For an exact split, ask the platform team to name a Gateway in the Input (`input.traffic.gateway`); for a closer approximate one, raise `spec.replicas.min`.",
+	},
+	reasonRouted: {
+		Name: "Routed", Type: conditionTrafficSplit, Status: true,
+		Means: "The HTTPRoute splits requests exactly between the version Services and the Gateway accepted it.",
+		Do:    "Nothing; reach it at `status.routeURL`.",
+	},
+	reasonVersionsNotReady: {
+		Name: "VersionsNotReady", Type: conditionTrafficSplit, Status: false,
+		Means: "A version is still pulling or starting; requests go to the versions that serve (through the Gateway, a version's weight is scaled by its share of ready servers and the rest goes to versions with ready servers).",
+		Do:    "Wait; `status.traffic` gives each version's phase.",
+	},
+	reasonVersionFailed: {
+		Name: "VersionFailed", Type: conditionTrafficSplit, Status: false,
+		Means: "A version's pull failed or its rollout gave up. A failing canary makes a serving claim `Degraded`, never `Failed`.",
+		Do:    "Read the version's message in `status.traffic`; fix its `uri`/`revision`, or drop it from `spec.traffic`.",
+	},
+	reasonRoutePending: {
+		Name: "RoutePending", Type: conditionTrafficSplit, Status: false,
+		Means: "No gateway controller has reported on the HTTPRoute yet, so the exact split is not in effect (the Service `<name>` still serves, approximately).",
+		Do:    "Platform team: check the Gateway named in `input.traffic.gateway` exists and its controller runs.",
+	},
+	reasonRouteNotAccepted: {
+		Name: "RouteNotAccepted", Type: conditionTrafficSplit, Status: false,
+		Means: "The Gateway refused the HTTPRoute or could not resolve its backends; the message carries its condition.",
+		Do:    "Platform team: allow routes from the namespace on the listener (`allowedRoutes`), or fix `sectionName`.",
+	},
+	reasonShifting: {
+		Name: "Shifting", Type: conditionTrafficSplit, Status: false,
+		Means: "Servers are moving between versions (a new split or weights, a promotion, a rollback, a removed canary) and make before break holds them: until every version taking servers has them ready on its weights, a version losing servers keeps the ones it had, and a version no longer in `spec.traffic` keeps its Deployment and Service (a promoted canary's warm servers stay until the primary serves the new weights on its full count). The message says who waits for whom. The extra servers need room: see `input.rollout`.",
+		Do:    "Wait: it ends on its own once the new servers are ready, and the holding versions then step down. If it stays, look at the versions it waits for (`status.traffic`, `ServerReady`) as for `Starting`; usually no node has room (a spare GPU) for the new servers.",
+	},
+	reasonRouteHeld: {
+		Name: "RouteHeld", Type: conditionTrafficSplit, Status: false,
+		Means: "No version behind the HTTPRoute has a ready server, so the route keeps the weights it was observed with rather than send requests where nothing answers (its weights otherwise follow readiness: a version gets its weight scaled by its share of ready servers, the rest goes to versions that have ready servers).",
+		Do:    "See why no server is ready (`ServerReady`, `status.traffic`); the route follows again as soon as one is.",
+	},
+}
+
+// String is the reason as Kubernetes shows it.
+func (r reason) String() string { return reasons[r].Name }
+
+// condition is the reason's condition, with a message for this claim.
+func (r reason) condition(message string) condition {
+	d := reasons[r]
+	return condition{Type: d.Type, Status: d.Status, Reason: r, Message: message}
+}
