@@ -7,11 +7,9 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -32,12 +30,12 @@ func (s *infernoSuite) canary(t *testing.T) {
 	if err := env.createTeamNamespace(ctx, ns); err != nil {
 		t.Fatal(err)
 	}
-	// Three servers: 90/10 spreads them 3 and 1 (at least one for any
-	// weight above 0), and the default rolling update (maxUnavailable 25%,
-	// rounded down) replaces none of three before its successor is ready.
+	// Four servers: 90/10 apportions them 3 and 1 (largest remainder, at
+	// least one for any weight above 0), and the servers roll with
+	// maxUnavailable 0, so none goes before its successor is ready.
 	claim := smallClaim(t, ns, name)
 	setField(claim, "hf://e2e/canary-v1", "spec", "model", "uri")
-	setField(claim, map[string]any{"min": int64(3)}, "spec", "replicas")
+	setField(claim, map[string]any{"min": int64(4), "max": int64(4)}, "spec", "replicas")
 	start := time.Now()
 	applyClaim(ctx, t, claim)
 	waitClaimsReady(ctx, t, ns, []string{name}, 2*time.Minute)
@@ -99,7 +97,9 @@ func (s *infernoSuite) canary(t *testing.T) {
 		t.Fatal(err)
 	}
 	floor := primary.Status.ReadyReplicas
-	w := watchReady(ctx, ns, name)
+	// Every status the API server sends for the primary, from a watch.
+	rec := recordDeployments(ctx, t, ns, name)
+	mark := rec.mark()
 	setField(claim, "hf://e2e/canary-v2", "spec", "model", "uri")
 	setField(claim, "2", "spec", "model", "version")
 	setField(claim, []any{map[string]any{"version": "2", "weight": int64(100)}}, "spec", "traffic")
@@ -132,13 +132,13 @@ func (s *infernoSuite) canary(t *testing.T) {
 		}
 		version := d.Spec.Template.Labels["app.kubernetes.io/version"]
 		rolledOut := d.Status.ObservedGeneration >= d.Generation && d.Status.UpdatedReplicas == d.Status.Replicas &&
-			d.Status.AvailableReplicas == d.Status.Replicas && d.Status.Replicas == 3
+			d.Status.AvailableReplicas == d.Status.Replicas && d.Status.Replicas == 4
 		ready, _, _ := kube.Condition(c, "Ready")
 		phase, _, _ := unstructured.NestedString(c.Object, "status", "phase")
 		done := version == "2" && rolledOut && len(left) == 0 && ready == "True" && phase == "Serving"
 		return done, fmt.Sprintf("primary on version %q, rolled out %v, left %v, phase %s, Ready %s", version, rolledOut, left, phase, ready), nil
 	})
-	low := w.stop()
+	low := int32(rec.lowestUntil(mark, name, "", func(deploymentState) bool { return false }))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -244,44 +244,4 @@ func serviceEndpointVersions(ctx context.Context, ns, svc string) (map[string]in
 		}
 	}
 	return out, nil
-}
-
-// readyWatch polls a Deployment's ready replicas every 100 ms and keeps the
-// lowest it saw.
-type readyWatch struct {
-	mu     sync.Mutex
-	low    int32
-	cancel context.CancelFunc
-	done   chan struct{}
-}
-
-func watchReady(ctx context.Context, ns, name string) *readyWatch {
-	ctx, cancel := context.WithCancel(ctx)
-	w := &readyWatch{low: 1 << 30, cancel: cancel, done: make(chan struct{})}
-	go func() {
-		defer close(w.done)
-		for ctx.Err() == nil {
-			d, err := env.admin.Typed.AppsV1().Deployments(ns).Get(ctx, name, metav1.GetOptions{})
-			if err == nil {
-				w.observe(d)
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
-	}()
-	return w
-}
-
-func (w *readyWatch) observe(d *appsv1.Deployment) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.low = min(w.low, d.Status.ReadyReplicas)
-}
-
-// stop ends the polling and returns the lowest ready count seen.
-func (w *readyWatch) stop() int32 {
-	w.cancel()
-	<-w.done
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.low
 }
