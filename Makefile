@@ -24,7 +24,9 @@ OBSERVED ?=
 # REQUIRED passes required resources, e.g. the ModelCache a service names:
 #   make render XR=examples/modelcache/service-xr.yaml REQUIRED=examples/modelcache/required/ready.yaml
 REQUIRED ?=
-# Flags for loadgen in `make bench`, e.g. BENCH_FLAGS='-rounds=7 -duration=3s'.
+# Flags for loadgen in `make bench` and `make bench-codec`, e.g.
+# BENCH_FLAGS='-rounds=7 -duration=3s', or BENCH_FLAGS=-memory-limits=16,32,64,0
+# to measure every server at each soft memory limit.
 BENCH_FLAGS ?=
 # Flags for `go test` in `make test`.
 TEST_FLAGS ?= -race -count=1
@@ -110,6 +112,22 @@ bench: $(FUNCTION) ## Benchmark RunFunction and the codec in-process, then load 
 	@# GOGC=400 is what the server runs with (main.go --gc-percent).
 	GOGC=400 go test ./fn ./internal/structcodec -run '^$$' -bench 'BenchmarkRunFunction|BenchmarkWire|BenchmarkEncode|BenchmarkDecode' -benchmem -count 1 | tee $(BIN)/bench.txt
 	go run ./test/load/cmd/loadgen -function=$(FUNCTION) -floor=$(BIN)/inferno-floor -canned-floor=$(BIN)/inferno-canned-floor -bench=$(BIN)/bench.txt $(BENCH_FLAGS)
+
+# The codec's worth: function-inferno built with the standard path (the
+# apimachinery converter and structpb) in the codec's place, for encoding
+# only and for both directions, measured in the same rounds as the real
+# build. Each must answer byte for byte as the real build does.
+STANDARD_PATHS := github.com/inferno-ai/function-inferno/internal/structcodec.standardPaths
+
+.PHONY: bench-codec
+bench-codec: $(FUNCTION) ## Measure what the struct codec buys: function-inferno against itself built with the standard path for encoding, and for both directions.
+	@mkdir -p $(BIN)
+	CGO_ENABLED=0 go build -trimpath -o $(BIN)/inferno-floor ./test/load/floor
+	CGO_ENABLED=0 go build -trimpath -o $(BIN)/inferno-canned-floor ./test/load/cannedfloor
+	CGO_ENABLED=0 go build -trimpath -ldflags=-X=$(STANDARD_PATHS)=encode -o $(BIN)/function-inferno-standard-encode .
+	CGO_ENABLED=0 go build -trimpath -ldflags=-X=$(STANDARD_PATHS)=encode,decode -o $(BIN)/function-inferno-standard .
+	go run ./test/load/cmd/loadgen -function=$(FUNCTION) -floor=$(BIN)/inferno-floor -canned-floor=$(BIN)/inferno-canned-floor \
+		-compare='standard encode=$(BIN)/function-inferno-standard-encode' -compare='standard both=$(BIN)/function-inferno-standard' $(BENCH_FLAGS)
 
 .PHONY: golden
 golden: ## Rewrite the golden files and examples/observed after an intended change.

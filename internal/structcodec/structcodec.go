@@ -246,7 +246,7 @@ func (e *Encoder) value(v reflect.Value, ct *codecType) (*structpb.Value, error)
 		}
 		return e.value(v.Elem(), typeOf(v.Elem().Type()))
 	case reflect.Struct:
-		fields := make(map[string]*structpb.Value, len(ct.fields))
+		fields := make(map[string]*structpb.Value, min(len(ct.fields), 8))
 		if err := e.fields(fields, v, ct); err != nil {
 			return nil, err
 		}
