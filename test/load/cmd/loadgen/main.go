@@ -65,6 +65,10 @@ type measured struct {
 	saturated load.Result
 	fixed     load.Result
 	rss       int64
+	// cpu is the server's CPU time over the saturated measurement: per
+	// request it is the work the server does, which other load on the
+	// machine slows but hardly changes.
+	cpu time.Duration
 }
 
 // FirstError returns the first error either measurement saw.
@@ -220,11 +224,11 @@ func main() {
 func report(tw *tabwriter.Writer, st setting, servers []server, results [][]measured, rate int) bool {
 	floor, fnRes, cannedRes := results[0], results[1], results[2]
 	fmt.Fprintf(tw, "\n%s\n", st.name)
-	fmt.Fprintln(tw, "server\tsaturated req/s\tp50 @ fixed rate\tp99 @ fixed rate\tpeak RSS\terrors")
+	fmt.Fprintln(tw, "server\tsaturated req/s\tserver CPU/req\tp50 @ fixed rate\tp99 @ fixed rate\tpeak RSS\terrors")
 	for i, s := range servers {
 		rs := results[i]
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\n", s.name,
-			spread(rs, throughput, "%.0f"), spread(rs, p50, "%.2f ms"), spread(rs, p99, "%.2f ms"), spread(rs, rssMiB, "%.1f MiB"), errorCount(rs))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\n", s.name,
+			spread(rs, throughput, "%.0f"), spread(rs, cpuPerReq, "%.0f µs"), spread(rs, p50, "%.2f ms"), spread(rs, p99, "%.2f ms"), spread(rs, rssMiB, "%.1f MiB"), errorCount(rs))
 	}
 	fmt.Fprintln(tw)
 
@@ -242,10 +246,12 @@ func report(tw *tabwriter.Writer, st setting, servers []server, results [][]meas
 			pair{s.name + " / canned floor", results[3+i], cannedRes},
 			pair{"function / " + s.name, fnRes, results[3+i]})
 	}
-	fmt.Fprintln(tw, "ratio of medians\tsaturated req/s\tp99 @ fixed rate\tpeak RSS")
+	// Paired: each round's ratio, the two measured minutes apart at
+	// most, so that a slow drift in the machine's other load cancels.
+	fmt.Fprintln(tw, "ratio of medians\tsaturated req/s\tsame, per round\tserver CPU/req\tp99 @ fixed rate\tpeak RSS")
 	for _, r := range pairs {
-		fmt.Fprintf(tw, "%s\t%.0f%%\t%.2fx\t%.2fx\n", r.name,
-			100*ratio(r.num, r.den, throughput), ratio(r.num, r.den, p99), ratio(r.num, r.den, rssMiB))
+		fmt.Fprintf(tw, "%s\t%.0f%%\t%s\t%.2fx\t%.2fx\t%.2fx\n", r.name,
+			100*ratio(r.num, r.den, throughput), pairedSpread(r.num, r.den, throughput), ratio(r.num, r.den, cpuPerReq), ratio(r.num, r.den, p99), ratio(r.num, r.den, rssMiB))
 	}
 	fmt.Fprintln(tw)
 
@@ -355,7 +361,16 @@ func measure(s server, pki *load.PKI, req *fnv1.RunFunctionRequest, d time.Durat
 	}
 	load.Saturate(ctx, c, req, concurrency, time.Second) // warm up
 	var m measured
+	cpu0, err := p.CPUTime()
+	if err != nil {
+		return m, err
+	}
 	m.saturated = load.Saturate(ctx, c, req, concurrency, d)
+	cpu1, err := p.CPUTime()
+	if err != nil {
+		return m, err
+	}
+	m.cpu = cpu1 - cpu0
 	m.fixed = load.FixedRate(ctx, c, req, rate, d)
 	m.rss, err = p.PeakRSS()
 	return m, err
@@ -365,9 +380,12 @@ func measure(s server, pki *load.PKI, req *fnv1.RunFunctionRequest, d time.Durat
 type metric func(measured) float64
 
 func throughput(m measured) float64 { return m.saturated.Throughput() }
-func p50(m measured) float64        { return ms(m.fixed.Percentile(50)) }
-func p99(m measured) float64        { return ms(m.fixed.Percentile(99)) }
-func rssMiB(m measured) float64     { return float64(m.rss) / (1 << 20) }
+func cpuPerReq(m measured) float64 {
+	return float64(m.cpu.Microseconds()) / float64(max(m.saturated.Requests, 1))
+}
+func p50(m measured) float64    { return ms(m.fixed.Percentile(50)) }
+func p99(m measured) float64    { return ms(m.fixed.Percentile(99)) }
+func rssMiB(m measured) float64 { return float64(m.rss) / (1 << 20) }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
@@ -396,6 +414,20 @@ func spread(rs []measured, f metric, format string) string {
 }
 
 func ratio(num, den []measured, f metric) float64 { return median(num, f) / median(den, f) }
+
+// pairedSpread is "median (min–max)" of the rounds' own ratios, in percent.
+func pairedSpread(num, den []measured, f metric) string {
+	rs := make([]float64, len(num))
+	for i := range num {
+		rs[i] = 100 * f(num[i]) / f(den[i])
+	}
+	slices.Sort(rs)
+	med := rs[len(rs)/2]
+	if len(rs)%2 == 0 {
+		med = (rs[len(rs)/2-1] + rs[len(rs)/2]) / 2
+	}
+	return fmt.Sprintf("%.0f%% (%.0f–%.0f%%)", med, rs[0], rs[len(rs)-1])
+}
 
 func errorCount(rs []measured) int {
 	n := 0
