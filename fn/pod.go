@@ -29,7 +29,8 @@ const (
 // Sizes of the scratch volumes. Each emptyDir has a size limit so that a
 // runaway cache cannot fill the node's disk (and, for the memory-backed
 // /dev/shm, the pod's memory). An emptyDir without one would encode as
-// `emptyDir: {}` and keep its source: the encoder keeps empty objects.
+// `emptyDir: {}` and keep its source: the standard encoding keeps empty
+// objects.
 var (
 	tmpSize = resource.MustParse("10Gi")
 	shmSize = resource.MustParse("16Gi")

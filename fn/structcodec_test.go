@@ -4,7 +4,6 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"google.golang.org/protobuf/types/known/structpb"
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	batchv1 "k8s.io/api/batch/v1"
@@ -17,47 +16,6 @@ import (
 // The codec must agree with apimachinery's converter, which is what the
 // SDK's helpers use: these tests hold it to that on every object the
 // function renders and every object it observes.
-
-// standard is the reference the encoder is held to: the standard path,
-// the apimachinery converter then structpb, unpruned.
-func standard(t *testing.T, obj runtime.Object) map[string]any {
-	t.Helper()
-	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := structpb.NewStruct(m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s.AsMap()
-}
-
-func TestEncodeMatchesConverter(t *testing.T) {
-	input := compositionInput(t)
-	for _, stage := range []string{"pulling", "serving"} {
-		for _, xr := range []map[string]any{readYAML(t, "../examples/xr.yaml"), readYAML(t, "../examples/frameworks/fake.yaml")} {
-			observed, _ := stageObserved(t, xr, input, stage)
-			s, _, err := resolveXR(t, xr, input)
-			if err != nil {
-				t.Fatal(err)
-			}
-			c, err := compose(s, newRequest(t, xr, input, observed...).GetObserved().GetResources())
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, r := range c.Resources {
-				got, err := structcodec.Encode(r.Object)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if diff := cmp.Diff(standard(t, r.Object), got.AsMap()); diff != "" {
-					t.Errorf("%s/%s: structcodec.Encode differs from the converter (-converter +codec):\n%s", stage, r.Name, diff)
-				}
-			}
-		}
-	}
-}
 
 // TestDecodeMatchesConverter decodes every observed fixture both ways.
 func TestDecodeMatchesConverter(t *testing.T) {

@@ -12,7 +12,7 @@
 // process (the floors with function-inferno's garbage collector settings,
 // load.TuneGC), and reports the median and the spread of every figure.
 // -compare adds other builds of function-inferno to the same rounds (`make
-// bench-codec`: the standard path in the codec's place), -memory-limits
+// bench-codec`: the standard path in the decoder's place), -memory-limits
 // runs every server at each of several soft memory limits in the same
 // rounds. With -bench it adds the in-process benchmark figures from `go
 // test -bench` output. `make bench` runs it.
