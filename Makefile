@@ -24,7 +24,9 @@ OBSERVED ?=
 # REQUIRED passes required resources, e.g. the ModelCache a service names:
 #   make render XR=examples/modelcache/service-xr.yaml REQUIRED=examples/modelcache/required/ready.yaml
 REQUIRED ?=
-# Flags for loadgen in `make bench`, e.g. BENCH_FLAGS='-rounds=7 -duration=3s'.
+# Flags for loadgen in `make bench` and `make bench-codec`, e.g.
+# BENCH_FLAGS='-rounds=7 -duration=3s', or BENCH_FLAGS=-memory-limits=16,32,64,0
+# to measure every server at each soft memory limit.
 BENCH_FLAGS ?=
 # Flags for `go test` in `make test`.
 TEST_FLAGS ?= -race -count=1
@@ -110,8 +112,24 @@ bench: $(FUNCTION) ## Benchmark RunFunction and the codec in-process, then load 
 	CGO_ENABLED=0 go build -trimpath -o $(BIN)/inferno-floor ./test/load/floor
 	CGO_ENABLED=0 go build -trimpath -o $(BIN)/inferno-canned-floor ./test/load/cannedfloor
 	@# GOGC=400 is what the server runs with (main.go --gc-percent).
-	GOGC=400 go test ./fn ./internal/structcodec -run '^$$' -bench 'BenchmarkRunFunction|BenchmarkWire|BenchmarkEncode|BenchmarkDecode' -benchmem -count 1 | tee $(BIN)/bench.txt
+	GOGC=400 go test ./fn ./internal/structcodec -run '^$$' -bench 'BenchmarkRunFunction|BenchmarkWire|BenchmarkDecode' -benchmem -count 1 | tee $(BIN)/bench.txt
 	go run ./test/load/cmd/loadgen -function=$(FUNCTION) -floor=$(BIN)/inferno-floor -canned-floor=$(BIN)/inferno-canned-floor -bench=$(BIN)/bench.txt $(BENCH_FLAGS)
+
+# The decoder's worth: function-inferno built with the standard path
+# (structpb.AsMap and the apimachinery converter) in internal/structcodec's
+# place, measured in the same rounds as the real build, which it must
+# answer byte for byte. (The encoder this once measured is gone: it bought
+# 10-14%, short of the 15% that would have kept it; docs/performance.md.)
+STANDARD_PATHS := github.com/inferno-ai/function-inferno/internal/structcodec.standardPaths
+
+.PHONY: bench-codec
+bench-codec: $(FUNCTION) ## Measure what the struct decoder buys: function-inferno against itself built with the standard path for decoding.
+	@mkdir -p $(BIN)
+	CGO_ENABLED=0 go build -trimpath -o $(BIN)/inferno-floor ./test/load/floor
+	CGO_ENABLED=0 go build -trimpath -o $(BIN)/inferno-canned-floor ./test/load/cannedfloor
+	CGO_ENABLED=0 go build -trimpath -ldflags=-X=$(STANDARD_PATHS)=decode -o $(BIN)/function-inferno-standard-decode .
+	go run ./test/load/cmd/loadgen -function=$(FUNCTION) -floor=$(BIN)/inferno-floor -canned-floor=$(BIN)/inferno-canned-floor \
+		-compare='standard decode=$(BIN)/function-inferno-standard-decode' $(BENCH_FLAGS)
 
 .PHONY: golden
 golden: ## Rewrite the golden files and examples/observed after an intended change.

@@ -17,7 +17,6 @@ import (
 
 	"github.com/inferno-ai/function-inferno/apis/inference/v1alpha1"
 	"github.com/inferno-ai/function-inferno/input/v1beta1"
-	"github.com/inferno-ai/function-inferno/internal/structcodec"
 )
 
 // Function renders InferenceServices. It holds no state between calls:
@@ -173,9 +172,8 @@ func (c composition) writeTo(rsp *fnv1.RunFunctionResponse) error {
 	if rsp.Desired.Resources == nil {
 		rsp.Desired.Resources = make(map[string]*fnv1.Resource, len(c.Resources))
 	}
-	enc := &structcodec.Encoder{}
 	for _, r := range c.Resources {
-		obj, err := enc.Struct(r.Object)
+		obj, err := encodeObject(r.Object)
 		if err != nil {
 			return fmt.Errorf("cannot encode %s: %w", r.Name, err)
 		}
@@ -190,7 +188,7 @@ func (c composition) writeTo(rsp *fnv1.RunFunctionResponse) error {
 	if c.CacheStatus != nil {
 		st = c.CacheStatus
 	}
-	status, err := enc.Struct(st)
+	status, err := encodeObject(st)
 	if err != nil {
 		return fmt.Errorf("cannot encode the status: %w", err)
 	}
@@ -229,4 +227,17 @@ func (c composition) writeTo(rsp *fnv1.RunFunctionResponse) error {
 		co.WithMessage(cd.Message).TargetCompositeAndClaim()
 	}
 	return nil
+}
+
+// encodeObject encodes an object the standard way, as the SDK's helpers do:
+// apimachinery's converter, then structpb. An exact struct codec of our own
+// (internal/structcodec's encoder until it was measured) served the
+// serving-stage request 10–14% faster over gRPC, short of the 15% that
+// would have paid for keeping it (docs/performance.md).
+func encodeObject(obj any) (*structpb.Struct, error) {
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	if err != nil {
+		return nil, err
+	}
+	return structpb.NewStruct(m)
 }

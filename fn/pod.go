@@ -27,8 +27,10 @@ const (
 )
 
 // Sizes of the scratch volumes. Each emptyDir has a size limit so that a
-// runaway cache cannot fill the node's disk, and so that the volume source
-// is never an empty object, which server-side apply would drop.
+// runaway cache cannot fill the node's disk (and, for the memory-backed
+// /dev/shm, the pod's memory). An emptyDir without one would encode as
+// `emptyDir: {}` and keep its source: the standard encoding keeps empty
+// objects.
 var (
 	tmpSize = resource.MustParse("10Gi")
 	shmSize = resource.MustParse("16Gi")

@@ -88,6 +88,32 @@ func (p *Process) PeakRSS() (int64, error) {
 	return 0, fmt.Errorf("no VmHWM in /proc/%d/status", p.cmd.Process.Pid)
 }
 
+// CPUTime is the CPU time the process has used so far, user and system
+// (/proc/<pid>/stat), to the kernel's clock tick (10 ms).
+func (p *Process) CPUTime() (time.Duration, error) {
+	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(p.cmd.Process.Pid), "stat"))
+	if err != nil {
+		return 0, err
+	}
+	// The command name, field 2, is in parentheses and may hold spaces;
+	// utime and stime are fields 14 and 15, the 12th and 13th after it.
+	i := bytes.LastIndexByte(b, ')')
+	fields := strings.Fields(string(b[i+1:]))
+	if i < 0 || len(fields) < 13 {
+		return 0, fmt.Errorf("cannot read /proc/%d/stat", p.cmd.Process.Pid)
+	}
+	var ticks int64
+	for _, f := range fields[11:13] {
+		n, err := strconv.ParseInt(f, 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("/proc/%d/stat: %w", p.cmd.Process.Pid, err)
+		}
+		ticks += n
+	}
+	// USER_HZ is 100 on every Linux architecture Go supports.
+	return time.Duration(ticks) * 10 * time.Millisecond, nil
+}
+
 // Stop ends the process.
 func (p *Process) Stop() {
 	if p.cmd.Process != nil {

@@ -1,11 +1,12 @@
 // Command cannedfloor is the canned-response floor: the same
 // function-sdk-go server as function-inferno, answering every request with
 // one response read at start-up — in `make bench`, function-inferno's own
-// response to the serving-stage request — without doing any work. Against
-// the empty floor it shows what the protocol costs to carry
-// function-inferno's answer (encoding it, sending it, the client decoding
-// it); against function-inferno it shows what the function's own work
-// costs, everything else being equal.
+// response to the serving-stage request — doing no work but copying it, as
+// every function allocates the response it sends. Against the empty floor it
+// shows what it costs to carry function-inferno's answer (allocating it,
+// encoding it, sending it, the client decoding it, collecting it); against
+// function-inferno it shows what the function's own work costs, everything
+// else being equal.
 package main
 
 import (
@@ -27,21 +28,19 @@ type canned struct {
 	rsp *fnv1.RunFunctionResponse
 }
 
-// RunFunction returns the canned response with the request's tag. The
-// response's parts are shared between calls, not copied: gRPC only reads
-// them, and concurrent marshalling of one message is safe, so a call costs
-// what the protocol costs and nothing else.
+// RunFunction returns a copy of the canned response with the request's
+// tag. It copies (proto.Clone) rather than shares the response's parts:
+// every function builds a fresh response per call, which the collector then
+// reclaims, and a floor that handed out one shared message would pay
+// neither the allocation nor the collection, making the function's own work
+// look dearer than it is.
 func (c canned) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) (*fnv1.RunFunctionResponse, error) {
-	meta := &fnv1.ResponseMeta{Tag: req.GetMeta().GetTag(), Ttl: c.rsp.GetMeta().GetTtl()}
-	return &fnv1.RunFunctionResponse{
-		Meta:         meta,
-		Desired:      c.rsp.GetDesired(),
-		Results:      c.rsp.GetResults(),
-		Context:      c.rsp.GetContext(),
-		Requirements: c.rsp.GetRequirements(),
-		Conditions:   c.rsp.GetConditions(),
-		Output:       c.rsp.GetOutput(),
-	}, nil
+	rsp := proto.Clone(c.rsp).(*fnv1.RunFunctionResponse)
+	if rsp.Meta == nil {
+		rsp.Meta = &fnv1.ResponseMeta{}
+	}
+	rsp.Meta.Tag = req.GetMeta().GetTag()
+	return rsp, nil
 }
 
 type cli struct {
@@ -50,7 +49,7 @@ type cli struct {
 	Insecure       bool   `help:"Run without mTLS credentials."`
 	Response       string `required:"" type:"existingfile" help:"File holding the RunFunctionResponse to send, in protobuf's binary encoding."`
 	GCPercent      int    `help:"Garbage collection target percentage, unless GOGC is set; function-inferno's default." default:"400"`
-	MemoryLimitMiB int64  `name:"memory-limit-mib" help:"Soft memory limit in MiB, unless GOMEMLIMIT is set; function-inferno's default. 0 sets none." default:"16"`
+	MemoryLimitMiB int64  `name:"memory-limit-mib" help:"Soft memory limit in MiB, unless GOMEMLIMIT is set; function-inferno's default (main.go). 0 sets none." default:"32"`
 }
 
 func (c *cli) Run() error {

@@ -7,12 +7,15 @@
 // the canned floor, which differs from function-inferno only in the work.
 //
 // One measurement on a shared 2-core machine moves by tens of percent, so
-// loadgen runs -rounds rounds of all three servers, one at a time and
+// loadgen runs -rounds rounds of all the servers, one at a time and
 // interleaved (floor, function, canned floor, floor, …), each in a fresh
 // process (the floors with function-inferno's garbage collector settings,
-// load.TuneGC), and reports the median and the spread of every figure. With
-// -bench it adds the in-process benchmark figures from `go test -bench`
-// output. `make bench` runs it.
+// load.TuneGC), and reports the median and the spread of every figure.
+// -compare adds other builds of function-inferno to the same rounds (`make
+// bench-codec`: the standard path in the decoder's place), -memory-limits
+// runs every server at each of several soft memory limits in the same
+// rounds. With -bench it adds the in-process benchmark figures from `go
+// test -bench` output. `make bench` runs it.
 package main
 
 import (
@@ -24,6 +27,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -39,15 +43,21 @@ import (
 const (
 	minThroughputRatio = 0.85             // of the canned floor's saturated throughput (medians)
 	maxP99Ratio        = 1.3              // of the canned floor's p99 at the fixed rate (medians)
-	maxPeakRSS         = 40 * 1024 * 1024 // bytes, in every round
+	maxPeakRSS         = 64 * 1024 * 1024 // bytes, in every round
 	maxInProcess       = 200 * time.Microsecond
 )
 
-// A server is one of the three binaries measured.
+// A server is one of the binaries measured.
 type server struct {
 	name string
 	bin  string
 	args []string
+}
+
+// with returns s with more arguments.
+func (s server) with(args ...string) server {
+	s.args = append(append([]string(nil), s.args...), args...)
+	return s
 }
 
 // measured is what one round saw of one server.
@@ -55,6 +65,10 @@ type measured struct {
 	saturated load.Result
 	fixed     load.Result
 	rss       int64
+	// cpu is the server's CPU time over the saturated measurement: per
+	// request it is the work the server does, which other load on the
+	// machine slows but hardly changes.
+	cpu time.Duration
 }
 
 // FirstError returns the first error either measurement saw.
@@ -65,19 +79,65 @@ func (m measured) FirstError() error {
 	return m.fixed.FirstError
 }
 
+// compareFlag is -compare name=binary, repeated: other builds of
+// function-inferno, measured in the same rounds.
+type compareFlag []server
+
+func (c *compareFlag) String() string { return fmt.Sprint(*c) }
+
+func (c *compareFlag) Set(v string) error {
+	name, bin, ok := strings.Cut(v, "=")
+	if !ok || name == "" || bin == "" {
+		return fmt.Errorf("want name=binary, not %q", v)
+	}
+	*c = append(*c, server{name: name, bin: bin})
+	return nil
+}
+
+// A setting is one GC configuration every server runs with: the servers'
+// own defaults, or -memory-limits' limit.
+type setting struct {
+	name string
+	args []string
+}
+
+func settingsOf(limits string) ([]setting, error) {
+	if limits == "" {
+		return []setting{{name: "default GC settings"}}, nil
+	}
+	var out []setting
+	for _, l := range strings.Split(limits, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(l))
+		if err != nil || n < 0 {
+			return nil, fmt.Errorf("-memory-limits: %q is not a number of MiB", l)
+		}
+		name := fmt.Sprintf("--memory-limit-mib=%d", n)
+		if n == 0 {
+			name += " (none)"
+		}
+		out = append(out, setting{name: name, args: []string{fmt.Sprintf("--memory-limit-mib=%d", n)}})
+	}
+	return out, nil
+}
+
 func main() {
 	fnBin := flag.String("function", "bin/function-inferno", "The function-inferno binary.")
 	floorBin := flag.String("floor", "bin/inferno-floor", "The empty function binary.")
 	cannedBin := flag.String("canned-floor", "bin/inferno-canned-floor", "The canned-response function binary.")
 	stage := flag.String("stage", "serving", "Observed resources of examples/xr.yaml to send: fresh, pulling, starting, serving, degraded.")
-	rounds := flag.Int("rounds", 5, "Interleaved rounds of the three servers.")
+	rounds := flag.Int("rounds", 5, "Interleaved rounds of the servers.")
 	duration := flag.Duration("duration", 5*time.Second, "How long each measurement runs (two per server per round).")
 	rate := flag.Int("rate", 300, "Requests per second of the fixed-rate measurement.")
 	concurrency := flag.Int("concurrency", 8, "Workers of the saturation measurement.")
 	bench := flag.String("bench", "", "A file of `go test -bench -benchmem` output to include.")
 	fnArgs := flag.String("function-args", "", "Extra flags for function-inferno, space separated.")
+	limits := flag.String("memory-limits", "", "Soft memory limits in MiB to measure every server at, comma separated (0 for none), e.g. 16,32,64,0; empty runs each with its default.")
+	var compare compareFlag
+	flag.Var(&compare, "compare", "`name=binary`: another build of function-inferno to measure in the same rounds, which must answer exactly as function-inferno does; repeatable.")
 	flag.Parse()
 
+	settings, err := settingsOf(*limits)
+	exitOn(err)
 	observed := ""
 	if *stage != "fresh" {
 		observed = "examples/observed/" + *stage + ".yaml"
@@ -99,61 +159,38 @@ func main() {
 		fn,
 		{name: "canned floor", bin: *cannedBin, args: []string{"--response=" + cannedFile}},
 	}
-	results := make([][]measured, len(servers))
+	for _, c := range compare {
+		c.args = fn.args
+		exitOn(sameAnswer(fn, c, pki, req))
+		servers = append(servers, c)
+	}
+	// results[setting][server] holds one measurement per round.
+	results := make([][][]measured, len(settings))
+	for i := range results {
+		results[i] = make([][]measured, len(servers))
+	}
 	for r := range *rounds {
-		for i, s := range servers {
-			fmt.Fprintf(os.Stderr, "round %d/%d: %s\n", r+1, *rounds, s.name)
-			m, err := measure(s, pki, req, *duration, *rate, *concurrency)
-			exitOn(err)
-			results[i] = append(results[i], m)
+		for si, st := range settings {
+			for i, s := range servers {
+				fmt.Fprintf(os.Stderr, "round %d/%d: %s, %s\n", r+1, *rounds, s.name, st.name)
+				m, err := measure(s.with(st.args...), pki, req, *duration, *rate, *concurrency)
+				exitOn(err)
+				results[si][i] = append(results[si][i], m)
+			}
 		}
 	}
-	floor, fnRes, cannedRes := results[0], results[1], results[2]
 
 	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "stage %s, mTLS on 127.0.0.1, %d interleaved rounds, %s per measurement, %d workers, fixed rate %d/s; median (min–max) over rounds\n\n",
+	fmt.Fprintf(tw, "stage %s, mTLS on 127.0.0.1, %d interleaved rounds, %s per measurement, %d workers, fixed rate %d/s; median (min–max) over rounds\n",
 		*stage, *rounds, *duration, *concurrency, *rate)
-	fmt.Fprintln(tw, "server\tsaturated req/s\tp50 @ fixed rate\tp99 @ fixed rate\tpeak RSS\terrors")
-	for i, s := range servers {
-		rs := results[i]
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\n", s.name,
-			spread(rs, throughput, "%.0f"), spread(rs, p50, "%.2f ms"), spread(rs, p99, "%.2f ms"), spread(rs, rssMiB, "%.1f MiB"), errorCount(rs))
-	}
-	fmt.Fprintln(tw)
-
-	fmt.Fprintln(tw, "ratio of medians\tsaturated req/s\tp99 @ fixed rate\tpeak RSS")
-	for _, r := range []struct {
-		name     string
-		num, den []measured
-	}{
-		{"function / canned floor", fnRes, cannedRes},
-		{"function / empty floor", fnRes, floor},
-		{"canned floor / empty floor", cannedRes, floor},
-	} {
-		fmt.Fprintf(tw, "%s\t%.0f%%\t%.2fx\t%.2fx\n", r.name,
-			100*ratio(r.num, r.den, throughput), ratio(r.num, r.den, p99), ratio(r.num, r.den, rssMiB))
-	}
-	fmt.Fprintln(tw)
-
 	ok := true
-	check := func(name string, pass bool, format string, a ...any) {
-		verdict := "met"
-		if !pass {
-			verdict, ok = "MISSED", false
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", name, fmt.Sprintf(format, a...), verdict)
+	for si, st := range settings {
+		ok = report(tw, st, servers, results[si], *rate) && ok
 	}
-	fmt.Fprintln(tw, "target\tmeasured\tverdict")
-	tr := ratio(fnRes, cannedRes, throughput)
-	check(fmt.Sprintf("throughput >= %.0f%% of canned floor", minThroughputRatio*100), tr >= minThroughputRatio, "%.0f%%", tr*100)
-	pr := ratio(fnRes, cannedRes, p99)
-	check(fmt.Sprintf("p99 @ %d/s <= %.1fx canned floor", *rate, maxP99Ratio), pr <= maxP99Ratio, "%.2fx", pr)
-	worst := slices.Max(values(fnRes, rssMiB))
-	check("peak RSS < 40 MiB, every round", worst*(1<<20) < maxPeakRSS, "%.1f MiB at most", worst)
-	check("no errors", errorCount(fnRes) == 0, "%d", errorCount(fnRes))
 	if *bench != "" {
 		rows, err := benchRows(*bench)
 		exitOn(err)
+		check := checker(tw, &ok)
 		for _, r := range rows {
 			if strings.HasPrefix(r.name, "BenchmarkRunFunction/serving") {
 				check("in-process serving < 200µs", r.nsPerOp < float64(maxInProcess.Nanoseconds()), "%.0fµs, %s", r.nsPerOp/1000, r.allocs)
@@ -166,17 +203,99 @@ func main() {
 		}
 	}
 	_ = tw.Flush()
-	for i, s := range servers {
-		for _, m := range results[i] {
-			if err := m.FirstError(); err != nil {
-				fmt.Fprintf(os.Stderr, "%s: first error: %v\n", s.name, err)
-				break
+	for si := range settings {
+		for i, s := range servers {
+			for _, m := range results[si][i] {
+				if err := m.FirstError(); err != nil {
+					fmt.Fprintf(os.Stderr, "%s: first error: %v\n", s.name, err)
+					break
+				}
 			}
 		}
 	}
 	if !ok {
 		os.Exit(1)
 	}
+}
+
+// report prints one setting's table, ratios and target verdicts, and
+// says whether every target was met. results are in servers' order:
+// the empty floor, function-inferno, the canned floor, then -compare's.
+func report(tw *tabwriter.Writer, st setting, servers []server, results [][]measured, rate int) bool {
+	floor, fnRes, cannedRes := results[0], results[1], results[2]
+	fmt.Fprintf(tw, "\n%s\n", st.name)
+	fmt.Fprintln(tw, "server\tsaturated req/s\tserver CPU/req\tp50 @ fixed rate\tp99 @ fixed rate\tpeak RSS\terrors")
+	for i, s := range servers {
+		rs := results[i]
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\n", s.name,
+			spread(rs, throughput, "%.0f"), spread(rs, cpuPerReq, "%.0f µs"), spread(rs, p50, "%.2f ms"), spread(rs, p99, "%.2f ms"), spread(rs, rssMiB, "%.1f MiB"), errorCount(rs))
+	}
+	fmt.Fprintln(tw)
+
+	type pair struct {
+		name     string
+		num, den []measured
+	}
+	pairs := []pair{
+		{"function / canned floor", fnRes, cannedRes},
+		{"function / empty floor", fnRes, floor},
+		{"canned floor / empty floor", cannedRes, floor},
+	}
+	for i, s := range servers[3:] {
+		pairs = append(pairs,
+			pair{s.name + " / canned floor", results[3+i], cannedRes},
+			pair{"function / " + s.name, fnRes, results[3+i]})
+	}
+	// Paired: each round's ratio, the two measured minutes apart at
+	// most, so that a slow drift in the machine's other load cancels.
+	fmt.Fprintln(tw, "ratio of medians\tsaturated req/s\tsame, per round\tserver CPU/req\tp99 @ fixed rate\tpeak RSS")
+	for _, r := range pairs {
+		fmt.Fprintf(tw, "%s\t%.0f%%\t%s\t%.2fx\t%.2fx\t%.2fx\n", r.name,
+			100*ratio(r.num, r.den, throughput), pairedSpread(r.num, r.den, throughput), ratio(r.num, r.den, cpuPerReq), ratio(r.num, r.den, p99), ratio(r.num, r.den, rssMiB))
+	}
+	fmt.Fprintln(tw)
+
+	ok := true
+	check := checker(tw, &ok)
+	fmt.Fprintln(tw, "target\tmeasured\tverdict")
+	tr := ratio(fnRes, cannedRes, throughput)
+	check(fmt.Sprintf("throughput >= %.0f%% of canned floor", minThroughputRatio*100), tr >= minThroughputRatio, "%.0f%%", tr*100)
+	pr := ratio(fnRes, cannedRes, p99)
+	check(fmt.Sprintf("p99 @ %d/s <= %.1fx canned floor", rate, maxP99Ratio), pr <= maxP99Ratio, "%.2fx", pr)
+	worst := slices.Max(values(fnRes, rssMiB))
+	check(fmt.Sprintf("peak RSS < %d MiB, every round", maxPeakRSS>>20), worst*(1<<20) < maxPeakRSS, "%.1f MiB at most", worst)
+	check("no errors", errorCount(fnRes) == 0, "%d", errorCount(fnRes))
+	return ok
+}
+
+// checker returns a function that prints one target's verdict and clears
+// ok when it is missed.
+func checker(tw *tabwriter.Writer, ok *bool) func(name string, pass bool, format string, a ...any) {
+	return func(name string, pass bool, format string, a ...any) {
+		verdict := "met"
+		if !pass {
+			verdict, *ok = "MISSED", false
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", name, fmt.Sprintf(format, a...), verdict)
+	}
+}
+
+// sameAnswer checks that another build answers req exactly as
+// function-inferno does: a build that answered differently would measure
+// different work.
+func sameAnswer(fn, other server, pki *load.PKI, req *fnv1.RunFunctionRequest) error {
+	want, err := runOnce(fn, pki, req)
+	if err != nil {
+		return err
+	}
+	got, err := runOnce(other, pki, req)
+	if err != nil {
+		return err
+	}
+	if !proto.Equal(want, got) {
+		return fmt.Errorf("%s answers differently from function-inferno", other.name)
+	}
+	return nil
 }
 
 // captureResponse asks function-inferno for its answer to req once, writes
@@ -242,7 +361,16 @@ func measure(s server, pki *load.PKI, req *fnv1.RunFunctionRequest, d time.Durat
 	}
 	load.Saturate(ctx, c, req, concurrency, time.Second) // warm up
 	var m measured
+	cpu0, err := p.CPUTime()
+	if err != nil {
+		return m, err
+	}
 	m.saturated = load.Saturate(ctx, c, req, concurrency, d)
+	cpu1, err := p.CPUTime()
+	if err != nil {
+		return m, err
+	}
+	m.cpu = cpu1 - cpu0
 	m.fixed = load.FixedRate(ctx, c, req, rate, d)
 	m.rss, err = p.PeakRSS()
 	return m, err
@@ -252,9 +380,12 @@ func measure(s server, pki *load.PKI, req *fnv1.RunFunctionRequest, d time.Durat
 type metric func(measured) float64
 
 func throughput(m measured) float64 { return m.saturated.Throughput() }
-func p50(m measured) float64        { return ms(m.fixed.Percentile(50)) }
-func p99(m measured) float64        { return ms(m.fixed.Percentile(99)) }
-func rssMiB(m measured) float64     { return float64(m.rss) / (1 << 20) }
+func cpuPerReq(m measured) float64 {
+	return float64(m.cpu.Microseconds()) / float64(max(m.saturated.Requests, 1))
+}
+func p50(m measured) float64    { return ms(m.fixed.Percentile(50)) }
+func p99(m measured) float64    { return ms(m.fixed.Percentile(99)) }
+func rssMiB(m measured) float64 { return float64(m.rss) / (1 << 20) }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
@@ -283,6 +414,20 @@ func spread(rs []measured, f metric, format string) string {
 }
 
 func ratio(num, den []measured, f metric) float64 { return median(num, f) / median(den, f) }
+
+// pairedSpread is "median (min–max)" of the rounds' own ratios, in percent.
+func pairedSpread(num, den []measured, f metric) string {
+	rs := make([]float64, len(num))
+	for i := range num {
+		rs[i] = 100 * f(num[i]) / f(den[i])
+	}
+	slices.Sort(rs)
+	med := rs[len(rs)/2]
+	if len(rs)%2 == 0 {
+		med = (rs[len(rs)/2-1] + rs[len(rs)/2]) / 2
+	}
+	return fmt.Sprintf("%.0f%% (%.0f–%.0f%%)", med, rs[0], rs[len(rs)-1])
+}
 
 func errorCount(rs []measured) int {
 	n := 0
