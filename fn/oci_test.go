@@ -1,6 +1,7 @@
 package fn
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -285,4 +286,46 @@ func conditionReason(rsp *fnv1.RunFunctionResponse, typ string) string {
 		}
 	}
 	return ""
+}
+
+// The oci example: a Composition that mounts image volumes, and a claim.
+const ociDir = "../examples/oci"
+
+// TestOCIGolden renders examples/oci/xr.yaml with its Composition's Input
+// fresh, starting (the image pulling: no server ready) and serving, and
+// compares them with fn/testdata/golden/oci-*.yaml. With -update it
+// rewrites them and examples/oci/observed. The same claim under the
+// default Composition is refused, naming input.oci.mode.
+func TestOCIGolden(t *testing.T) {
+	comp := readYAML(t, filepath.Join(ociDir, "composition.yaml"))
+	steps, _ := nested(comp, "spec", "pipeline")
+	in, _ := steps.([]any)[0].(map[string]any)["input"].(map[string]any)
+	xr := readYAML(t, filepath.Join(ociDir, "xr.yaml"))
+
+	fresh := run(t, newRequest(t, xr, in))
+	if msg := fatalMessage(fresh); msg != "" {
+		t.Fatalf("the oci example is refused: %s", msg)
+	}
+	compareGolden(t, "oci-fresh", fresh)
+	for stage, ready := range map[string]int{"starting": 0, "serving": 2} {
+		t.Run(stage, func(t *testing.T) {
+			fixture := filepath.Join(ociDir, "observed", stage+".yaml")
+			if *update {
+				obs := []observedObject{observeDeployment(t, fresh, 2, deploymentStatus(2, ready)), observedFrom(t, fresh, resourceService, map[string]any{})}
+				writeObserved(t, fixture, "examples/oci/xr.yaml", stage, obs)
+			}
+			rsp := run(t, newRequest(t, xr, in, readObserved(t, fixture)...))
+			want := map[string]string{"starting": "Starting", "serving": "Serving"}[stage]
+			if st := statusOf(rsp); st["phase"] != want {
+				t.Errorf("phase %v, want %s: %v", st["phase"], want, st["message"])
+			}
+			compareGolden(t, "oci-"+stage, rsp)
+		})
+	}
+	t.Run("refused", func(t *testing.T) {
+		msg := fatalMessage(run(t, newRequest(t, xr, compositionInput(t))))
+		if !strings.Contains(msg, "spec.model.uri: oci:// weights are mounted as Kubernetes image volumes") || !strings.Contains(msg, "input.oci.mode: Refuse") {
+			t.Errorf("the default Composition's refusal %q does not name spec.model.uri and input.oci.mode", msg)
+		}
+	})
 }
