@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -52,6 +53,9 @@ const (
 func (s *infernoSuite) oci(t *testing.T) {
 	ctx := context.Background()
 	sc := env.summary.start(t, "25 oci weights (image volumes)")
+	if env.node != nil {
+		sc.onRealNode(true)
+	}
 
 	if on, line := featureEnabled(ctx, t, "ImageVolume"); !on {
 		t.Fatalf("the API server's ImageVolume feature is off (%s); start kube-apiserver with --feature-gates=ImageVolume=true", line)
@@ -129,6 +133,7 @@ func (s *infernoSuite) oci(t *testing.T) {
 	sc.note("oci:// canary on a tag → both versions Serving in %.1fs", time.Since(start).Seconds())
 	checkNothingPulled(ctx, t, name)
 	checkImageVolumePods(ctx, t, name, name+"-2", canaryRef, corev1.PullAlways, 1)
+	dryRunStrict(ctx, t, sc, name, name+"-2")
 
 	// The default Composition refuses oci://, naming the Input's setting.
 	refused := smallClaim(t, ociNS, "refused")
@@ -306,4 +311,31 @@ func realNodeImageVolume(ctx context.Context, t *testing.T, sc *scenario) {
 	if !strings.HasPrefix(got, "CreateContainerError") {
 		t.Errorf("the real node's runtime did not refuse the image volume as containerd 1.6 does: %s; update docs/oci.md", got)
 	}
+}
+
+// dryRunStrict creates each Deployment again, as a fresh object, in a
+// server-side dry run with strict field validation, and fails on any
+// warning (an unknown or dropped field, a Pod Security warning).
+func dryRunStrict(ctx context.Context, t *testing.T, sc *scenario, names ...string) {
+	t.Helper()
+	dryClient, err := kube.NewClient(env.admin.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range names {
+		d, err := env.admin.Typed.AppsV1().Deployments(ociNS).Get(ctx, n, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := d.DeepCopy()
+		c.ObjectMeta = metav1.ObjectMeta{Name: n + "-dryrun", Namespace: ociNS, Labels: d.Labels}
+		c.Status = appsv1.DeploymentStatus{}
+		if _, err := dryClient.Typed.AppsV1().Deployments(ociNS).Create(ctx, c, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}, FieldValidation: "Strict"}); err != nil {
+			t.Errorf("strict dry-run of Deployment %s: %v", n, err)
+		}
+	}
+	if w := dryClient.TakeWarnings(); len(w) > 0 {
+		t.Errorf("strict dry-runs warned: %v", w)
+	}
+	sc.note("strict server-side dry-run of %d Deployments: no warnings", len(names))
 }
