@@ -329,3 +329,29 @@ func TestOCIGolden(t *testing.T) {
 		}
 	})
 }
+
+// TestOCINewDigest: a new digest is a new model: the Deployment rolls
+// onto it at once (the Deployment's rolling update keeps the old servers
+// until new ones are ready), and the weights are not ready until a server
+// is ready on the new image.
+func TestOCINewDigest(t *testing.T) {
+	xr, in := ociXR(testOCI), ociInput()
+	_, obs := settle(t, xr, in, world{}, nil)
+	next := "oci://registry.example.com/models/llama@sha256:" + strings.Repeat("f", 64)
+	setPath(xr, next, "spec", "model", "uri")
+	rsp := run(t, newRequest(t, xr, in, obs...))
+	d := desiredObject[appsv1.Deployment](t, rsp, resourceDeployment)
+	if got := d.Spec.Template.Spec.Volumes[0].Image.Reference; got != strings.TrimPrefix(next, "oci://") {
+		t.Errorf("the servers mount %s, want the new digest", got)
+	}
+	if got := conditionReason(rsp, conditionWeightsReady); got != "ImageVolumePulling" {
+		t.Errorf("WeightsReady %s, want ImageVolumePulling until a server is ready on the new digest", got)
+	}
+	if st := statusOf(rsp); st["phase"] != "Serving" {
+		t.Errorf("phase %v, want Serving (the old servers answer): %v", st["phase"], st["message"])
+	}
+	rsp, _ = settle(t, xr, in, world{}, obs)
+	if got := conditionReason(rsp, conditionWeightsReady); got != "ImageVolumeMounted" {
+		t.Errorf("settled: WeightsReady %s, want ImageVolumeMounted", got)
+	}
+}
