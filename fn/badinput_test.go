@@ -127,8 +127,8 @@ func TestBadInput(t *testing.T) {
 
 		// URIs.
 		"URIMissing":         {xr: model("uri", ""), field: "spec.model.uri", fix: "set it to hf://org/model"},
-		"URINoScheme":        {xr: model("uri", "meta-llama/Llama-3.1-8B"), field: "spec.model.uri", fix: "use hf://, s3://, gs://, http(s):// or pvc://"},
-		"URIFTP":             {xr: model("uri", "ftp://files.example.com/llama.gguf"), field: "spec.model.uri", fix: "use hf://, s3://, gs://, http(s):// or pvc://"},
+		"URINoScheme":        {xr: model("uri", "meta-llama/Llama-3.1-8B"), field: "spec.model.uri", fix: "use hf://, s3://, gs://, http(s)://, pvc:// or oci://"},
+		"URIFTP":             {xr: model("uri", "ftp://files.example.com/llama.gguf"), field: "spec.model.uri", fix: "use hf://, s3://, gs://, http(s)://, pvc:// or oci://"},
 		"URIUppercaseScheme": {xr: model("uri", "HF://meta-llama/Llama-3.1-8B"), field: "spec.model.uri", fix: "use hf://"},
 		"URIUserPassword":    {xr: model("uri", "https://user:hunter2@files.example.com/llama.gguf"), field: "spec.model.uri", fix: "put them in a Secret and set spec.model.credentialsSecretRef"},
 		"URIS3AccessKey":     {xr: model("uri", "s3://AKIAXXX:secret@bucket/llama"), field: "spec.model.uri", fix: "put them in a Secret"},
@@ -228,7 +228,7 @@ func TestBadInput(t *testing.T) {
 		"TrafficPrimaryWithURI":    {xr: traffic(tv("1", 90, "hf://org/other"), tv("2", 10, "hf://org/v2")), field: "spec.traffic[0]", fix: "remove uri, revision and credentialsSecretRef here"},
 		"TrafficWeightOver100":     {xr: traffic(tv("1", 150, ""), tv("2", -50, "hf://org/v2")), field: "spec.traffic[0].weight", fix: "use a percentage from 0 to 100"},
 		"TrafficSameWeights":       {xr: traffic(tv("1", 90, ""), tv("2", 10, "hf://meta-llama/Llama-3.1-8B-Instruct")), field: "spec.traffic[1]", fix: "must differ from the primary in its weights"},
-		"TrafficCanaryBadURI":      {xr: traffic(tv("1", 90, ""), tv("2", 10, "ftp://x/y")), field: "spec.traffic[1].uri", fix: "use hf://, s3://, gs://, http(s):// or pvc://"},
+		"TrafficCanaryBadURI":      {xr: traffic(tv("1", 90, ""), tv("2", 10, "ftp://x/y")), field: "spec.traffic[1].uri", fix: "use hf://, s3://, gs://, http(s)://, pvc:// or oci://"},
 		"TrafficCanaryBadRevision": {xr: traffic(tv("1", 90, ""), map[string]any{"version": "2", "weight": 10, "uri": "hf://org/v2", "revision": "../x"}), field: "spec.traffic[1].revision", fix: "use a branch, tag, commit"},
 		"TrafficEmpty":             {xr: set([]any{}, "spec", "traffic"), field: "spec.traffic", fix: "or leave traffic out"},
 		"TrafficNoPullerForCanary": {xr: traffic(tv("1", 90, ""), tv("2", 10, "s3://bucket/v2")), input: onlyPresets(nil, nil), field: "spec.traffic[1].uri", fix: "ask your platform team"},
@@ -311,6 +311,52 @@ func TestBadInput(t *testing.T) {
 	for name, tc := range policyCases {
 		cases[name] = tc
 	}
+	// oci:// weights (oci.go): refused unless the Input mounts image
+	// volumes, and held to the reference grammar with a registry host.
+	const digest = "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+	ociOn := map[string]any{"oci": map[string]any{"mode": "ImageVolume"}}
+	ociPolicy := func(p map[string]any) map[string]any { return map[string]any{"oci": ociOn["oci"], "policy": p} }
+	ociCases := map[string]struct {
+		xr    func(map[string]any)
+		input map[string]any
+		field string
+		fix   string
+		taken map[string]map[string]any
+	}{
+		"OCIRefusedByDefault":  {xr: model("uri", "oci://registry.example.com/models/llama@"+digest), field: "spec.model.uri", fix: "input.oci.mode: ImageVolume"},
+		"OCIRefusedByInput":    {xr: model("uri", "oci://registry.example.com/models/llama@"+digest), input: map[string]any{"oci": map[string]any{"mode": "Refuse"}}, field: "spec.model.uri", fix: "(input.oci.mode: Refuse)"},
+		"OCICanaryRefused":     {xr: traffic(tv("1", 90, ""), tv("2", 10, "oci://registry.example.com/models/llama:2")), field: "spec.traffic[1].uri", fix: "ask your platform team to set input.oci.mode: ImageVolume"},
+		"OCINoTagNoDigest":     {xr: model("uri", "oci://registry.example.com/models/llama"), input: ociOn, field: "spec.model.uri", fix: "an implicit :latest would change under the servers"},
+		"OCINoRepository":      {xr: model("uri", "oci://registry.example.com:5000"), input: ociOn, field: "spec.model.uri", fix: "names no repository"},
+		"OCINoRegistry":        {xr: model("uri", "oci://models/llama:1"), input: ociOn, field: "spec.model.uri", fix: "e.g. docker.io/models"},
+		"OCIBadPort":           {xr: model("uri", "oci://registry.example.com:99999/llama:1"), input: ociOn, field: "spec.model.uri", fix: "use a port from 1 to 65535"},
+		"OCIIPv6":              {xr: model("uri", "oci://[::1]:5000/llama:1"), input: ociOn, field: "spec.model.uri", fix: "IPv6 literals are not supported"},
+		"OCIBadHost":           {xr: model("uri", "oci://-bad-.example.com/llama:1"), input: ociOn, field: "spec.model.uri", fix: "is not a host name"},
+		"OCIUppercaseRepo":     {xr: model("uri", "oci://registry.example.com/Models/Llama:1"), input: ociOn, field: "spec.model.uri", fix: "must be lowercase letters and digits"},
+		"OCIEmptyComponent":    {xr: model("uri", "oci://registry.example.com/models//llama:1"), input: ociOn, field: "spec.model.uri", fix: `repository component ""`},
+		"OCIBadTag":            {xr: model("uri", "oci://registry.example.com/llama:-x"), input: ociOn, field: "spec.model.uri", fix: "is not a tag"},
+		"OCILongTag":           {xr: model("uri", "oci://registry.example.com/llama:"+strings.Repeat("t", 129)), input: ociOn, field: "spec.model.uri", fix: "use at most 128 letters"},
+		"OCIShortDigest":       {xr: model("uri", "oci://registry.example.com/llama@sha256:abc"), input: ociOn, field: "spec.model.uri", fix: "64 lowercase hex digits"},
+		"OCIUppercaseDigest":   {xr: model("uri", "oci://registry.example.com/llama@"+strings.ToUpper(digest)), input: ociOn, field: "spec.model.uri", fix: "is not a sha256 digest"},
+		"OCISHA512":            {xr: model("uri", "oci://registry.example.com/llama@sha512:"+strings.Repeat("a", 128)), input: ociOn, field: "spec.model.uri", fix: "is not a sha256 digest"},
+		"OCINameTooLong":       {xr: model("uri", "oci://registry.example.com/"+strings.Repeat("a/", 127)+"b:1"), input: ociOn, field: "spec.model.uri", fix: "at most 255 are allowed"},
+		"OCIRevision":          {xr: both(model("uri", "oci://registry.example.com/llama@"+digest), model("revision", "main")), input: ociOn, field: "spec.model.revision", fix: "pinned by their digest"},
+		"OCISecretKey":         {xr: both(model("uri", "oci://registry.example.com/llama@"+digest), model("credentialsSecretRef", map[string]any{"name": "regcred", "key": ".dockerconfigjson"})), input: ociOn, field: "spec.model.credentialsSecretRef.key", fix: "remove the key"},
+		"OCICanarySecretKey":   {xr: traffic(tv("1", 90, ""), map[string]any{"version": "2", "weight": 10, "uri": "oci://registry.example.com/llama:2", "credentialsSecretRef": map[string]any{"name": "regcred", "key": "x"}}), input: ociOn, field: "spec.traffic[1].credentialsSecretRef.key", fix: "remove the key"},
+		"OCICanaryRevision":    {xr: traffic(tv("1", 90, ""), map[string]any{"version": "2", "weight": 10, "uri": "oci://registry.example.com/llama:2", "revision": "main"}), input: ociOn, field: "spec.traffic[1].revision", fix: "pinned by their digest"},
+		"OCICacheRef":          {xr: both(model("uri", "oci://registry.example.com/llama@"+digest), model("cacheRef", map[string]any{"name": "llama"})), input: ociOn, field: "spec.model.uri", fix: "remove spec.model.cacheRef or the oci:// uri"},
+		"PolicyOCIScheme":      {xr: model("uri", "oci://registry.example.com/llama@"+digest), input: ociPolicy(map[string]any{"allowedURISchemes": []any{"hf"}}), field: "spec.model.uri", fix: "oci:// is not among the schemes the platform allows (input.policy.allowedURISchemes"},
+		"PolicyOCIHost":        {xr: model("uri", "oci://ghcr.io/evil/llama@"+digest), input: ociPolicy(map[string]any{"allowedURIHosts": []any{"oci://registry.internal", "oci://*.models.internal"}}), field: "spec.model.uri", fix: "oci://ghcr.io is not among the sources"},
+		"PolicyOCIHostPort":    {xr: model("uri", "oci://registry.internal:5000/llama@"+digest), input: ociPolicy(map[string]any{"allowedURIHosts": []any{"oci://registry.internal"}}), field: "spec.model.uri", fix: "oci://registry.internal:5000 is not among the sources"},
+		"PolicyOCICanaryHost":  {xr: traffic(tv("1", 90, ""), tv("2", 10, "oci://ghcr.io/evil/llama:2")), input: ociPolicy(map[string]any{"allowedURIHosts": []any{"hf://*", "oci://registry.internal"}}), field: "spec.traffic[1].uri", fix: "is not among the sources"},
+		"InputOCIModeMisspelt": {input: map[string]any{"oci": map[string]any{"mod": "ImageVolume"}}, field: "mod", fix: "check the Composition's function Input against its schema"},
+	}
+	for name, tc := range ociCases {
+		cases[name] = tc
+		if strings.HasPrefix(name, "Policy") {
+			policyCases[name] = tc
+		}
+	}
 	if len(cases) < 30 {
 		t.Fatalf("the catalogue has %d cases; keep at least 30", len(cases))
 	}
@@ -386,13 +432,16 @@ func TestBadModelCache(t *testing.T) {
 		"PolicyURIScheme":    {edit: func(x map[string]any) {}, input: map[string]any{"policy": map[string]any{"allowedURISchemes": []any{"s3"}}}, field: "spec.uri", fix: "input.policy.allowedURISchemes"},
 		"PolicyURIHost":      {edit: func(x map[string]any) {}, input: map[string]any{"policy": map[string]any{"allowedURIHosts": []any{"hf://mistralai"}}}, field: "spec.uri", fix: "input.policy.allowedURIHosts"},
 		"PVCURI":             {edit: func(x map[string]any) { setPath(x, "pvc://shared/llama", "spec", "uri") }, field: "spec.uri", fix: "already live in a volume"},
-		"FTPURI":             {edit: func(x map[string]any) { setPath(x, "ftp://x/y", "spec", "uri") }, field: "spec.uri", fix: "use hf://"},
-		"DuplicateRevision":  {edit: func(x map[string]any) { setPath(x, []any{"main", "main"}, "spec", "revisions") }, field: "spec.revisions[1]", fix: "list each revision once"},
-		"EmptyRevision":      {edit: func(x map[string]any) { setPath(x, []any{"main", ""}, "spec", "revisions") }, field: "spec.revisions[1]", fix: "leave spec.revisions out to pull the default"},
-		"BadRevision":        {edit: func(x map[string]any) { setPath(x, []any{"../x"}, "spec", "revisions") }, field: "spec.revisions[0]", fix: "use a branch, tag, commit"},
-		"BadSecret":          {edit: func(x map[string]any) { setPath(x, map[string]any{"name": "HF_X"}, "spec", "credentialsSecretRef") }, field: "spec.credentialsSecretRef.name", fix: "lower case alphanumeric"},
-		"BadAccessMode":      {edit: func(x map[string]any) { setPath(x, "ReadOnlyMany", "spec", "storage", "accessMode") }, field: "spec.storage.accessMode", fix: "use ReadWriteOnce or ReadWriteMany"},
-		"NameLeadingDigit":   {edit: func(x map[string]any) { setPath(x, "1llama", "metadata", "labels", labelClaimName) }, field: "metadata.name", fix: "rename the ModelCache"},
+		"OCIURI": {edit: func(x map[string]any) {
+			setPath(x, "oci://registry.example.com/llama:1", "spec", "uri")
+		}, input: map[string]any{"oci": map[string]any{"mode": "ImageVolume"}}, field: "spec.uri", fix: "serve them with an InferenceService's spec.model.uri"},
+		"FTPURI":            {edit: func(x map[string]any) { setPath(x, "ftp://x/y", "spec", "uri") }, field: "spec.uri", fix: "use hf://"},
+		"DuplicateRevision": {edit: func(x map[string]any) { setPath(x, []any{"main", "main"}, "spec", "revisions") }, field: "spec.revisions[1]", fix: "list each revision once"},
+		"EmptyRevision":     {edit: func(x map[string]any) { setPath(x, []any{"main", ""}, "spec", "revisions") }, field: "spec.revisions[1]", fix: "leave spec.revisions out to pull the default"},
+		"BadRevision":       {edit: func(x map[string]any) { setPath(x, []any{"../x"}, "spec", "revisions") }, field: "spec.revisions[0]", fix: "use a branch, tag, commit"},
+		"BadSecret":         {edit: func(x map[string]any) { setPath(x, map[string]any{"name": "HF_X"}, "spec", "credentialsSecretRef") }, field: "spec.credentialsSecretRef.name", fix: "lower case alphanumeric"},
+		"BadAccessMode":     {edit: func(x map[string]any) { setPath(x, "ReadOnlyMany", "spec", "storage", "accessMode") }, field: "spec.storage.accessMode", fix: "use ReadWriteOnce or ReadWriteMany"},
+		"NameLeadingDigit":  {edit: func(x map[string]any) { setPath(x, "1llama", "metadata", "labels", labelClaimName) }, field: "metadata.name", fix: "rename the ModelCache"},
 		"PlainHTTPCredentials": {edit: func(x map[string]any) {
 			setPath(x, "http://mirror.internal/llama.gguf", "spec", "uri")
 			setPath(x, map[string]any{"name": "mirror"}, "spec", "credentialsSecretRef")

@@ -81,8 +81,15 @@ func servingWeights(src weightsSource, d *observedDeployment) (*weights, error) 
 func servedWeights(t *corev1.PodTemplateSpec) (w weights, ok bool) {
 	w.ID = t.Annotations[annotationWeights]
 	for _, v := range t.Spec.Volumes {
-		if v.Name == volumeWeights && v.PersistentVolumeClaim != nil {
+		switch {
+		case v.Name != volumeWeights:
+		case v.PersistentVolumeClaim != nil:
 			w.Claim = v.PersistentVolumeClaim.ClaimName
+		case v.Image != nil:
+			w.Image, w.PullPolicy = v.Image.Reference, v.Image.PullPolicy
+			if len(t.Spec.ImagePullSecrets) > 0 {
+				w.PullSecret = t.Spec.ImagePullSecrets[0].Name
+			}
 		}
 	}
 	for _, c := range t.Spec.Containers {
@@ -92,7 +99,7 @@ func servedWeights(t *corev1.PodTemplateSpec) (w weights, ok bool) {
 			}
 		}
 	}
-	return w, w.ID != "" && w.Claim != ""
+	return w, w.ID != "" && (w.Claim != "" || w.Image != "")
 }
 
 // renderDeployment builds the model servers of version v, mounting w
@@ -153,12 +160,12 @@ func renderDeployment(s *resolvedSpec, v *modelVersion, w weights, replicas *int
 				{Name: volumeTmp, MountPath: mountTmp},
 			},
 		}},
-		Volumes: []corev1.Volume{
-			{Name: volumeWeights, VolumeSource: corev1.VolumeSource{
-				PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: w.Claim, ReadOnly: true},
-			}},
-			tmpVolume(),
-		},
+		Volumes: []corev1.Volume{weightsVolume(w), tmpVolume()},
+	}
+	if w.PullSecret != "" {
+		// The kubelet sends it to the registries it names, for every
+		// image of the pod; it is the claim's, for its weights' registry.
+		pod.ImagePullSecrets = []corev1.LocalObjectReference{{Name: w.PullSecret}}
 	}
 	if rt.SharedMemory != nil && *rt.SharedMemory {
 		pod.Containers[0].VolumeMounts = append(pod.Containers[0].VolumeMounts, corev1.VolumeMount{Name: volumeShm, MountPath: mountShm})

@@ -37,8 +37,11 @@ func resolveCache(xr *v1alpha1.XModelCache, in *v1beta1.Input) (*resolvedSpec, [
 
 	m := model{URI: spec.URI, Secret: spec.CredentialsSecretRef}
 	parseURI(&m, "spec.uri", &errs)
-	if m.Scheme == schemePVC {
+	switch m.Scheme {
+	case schemePVC:
 		errs.add("spec.uri", "pvc:// weights already live in a volume: mount them with an InferenceService's spec.model.uri instead of caching them")
+	case schemeOCI:
+		errs.add("spec.uri", "oci:// weights already live in an image that the kubelet mounts: serve them with an InferenceService's spec.model.uri instead of caching them")
 	}
 	checkSecretRef(spec.CredentialsSecretRef, "spec.credentialsSecretRef", &errs)
 	if msg, bad := inClearText(m, in); bad {

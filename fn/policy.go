@@ -106,7 +106,7 @@ func checkPolicyInput(in *v1beta1.Input, errs *fieldErrors) {
 	for _, e := range in.Policy.AllowedURIHosts {
 		scheme, a, ok := strings.Cut(e, "://")
 		if !ok || a == "" || !contains(supportedSchemes, scheme) || scheme == schemePVC || strings.Contains(a, "/") {
-			errs.add("input.policy.allowedURIHosts", "%q is not <scheme>://<authority> of a pulled scheme (hf, s3, gs, http, https), e.g. hf://meta-llama, s3://models, https://*.models.internal", e)
+			errs.add("input.policy.allowedURIHosts", "%q is not <scheme>://<authority> of a scheme with sources (hf, s3, gs, http, https, oci), e.g. hf://meta-llama, s3://models, https://*.models.internal", e)
 		}
 	}
 }

@@ -19,6 +19,11 @@ const (
 	reasonPullTimedOut
 	reasonPulled
 	reasonUserVolume
+	reasonImageVolumePending
+	reasonImageVolumePulling
+	reasonImageVolumeRefused
+	reasonImageVolumeFailed
+	reasonImageVolumeMounted
 	reasonWaitingForWeights
 	reasonCreating
 	reasonStarting
@@ -98,6 +103,31 @@ var reasons = [numReasons]reasonDoc{
 		Name: "UserVolume", Type: conditionWeightsReady, Status: true,
 		Means: "A `pvc://` model: the servers mount the team's own claim read-only and nothing is pulled.",
 		Do:    "Nothing. If the servers cannot find the model, check the path after `pvc://<claim>/`.",
+	},
+	reasonImageVolumePending: {
+		Name: "ImageVolumePending", Type: conditionWeightsReady, Status: false,
+		Means: "An `oci://` model: no pull Job and no volume; the servers' Deployment is being created, and the kubelet pulls the image and mounts it read-only at `/model` as each server's pod starts. Phase `Starting`.",
+		Do:    "Wait a few seconds. If it stays, check `Synced` on the claim and the Events.",
+	},
+	reasonImageVolumePulling: {
+		Name: "ImageVolumePulling", Type: conditionWeightsReady, Status: false,
+		Means: "An `oci://` model: the Deployment exists and no server has started with the image mounted yet. The kubelet pulls the image before the container starts, so a large model shows as pods in `ContainerCreating`; the function sees the Deployment only, not the pods. Phase `Starting`.",
+		Do:    "Wait: a pull takes as long as the image is big. If it stays, `kubectl -n <ns> describe pods -l app.kubernetes.io/instance=<name>`: `ErrImagePull`/`ImagePullBackOff` is the registry, the reference or the pull Secret (`spec.model.credentialsSecretRef`, type `kubernetes.io/dockerconfigjson`, with an entry for the registry host); `CreateContainerError` naming the mount is a node runtime without image volumes (containerd before 2.1, CRI-O before 1.31): ask your platform team.",
+	},
+	reasonImageVolumeRefused: {
+		Name: "ImageVolumeRefused", Type: conditionWeightsReady, Status: false,
+		Means: "An `oci://` model, and the Deployment reports `ReplicaFailure`: the API server refused the servers' pods. If the message names `volumes[].image`, the API server does not serve image volumes (the `ImageVolume` feature is off), although the platform's Input says it does (`input.oci.mode: ImageVolume`). Phase `Starting`.",
+		Do:    "Platform team: turn the `ImageVolume` feature gate on (Kubernetes 1.33 and 1.34; on by default from 1.35), or set `input.oci.mode: Refuse`. Other refusals (a quota, Pod Security) are in the message.",
+	},
+	reasonImageVolumeFailed: {
+		Name: "ImageVolumeFailed", Type: conditionWeightsReady, Status: false,
+		Means: "An `oci://` model, and the Deployment's rollout passed its progress deadline with no server started on the image: it does not pull or does not mount. Phase `Failed` (`Degraded` while older servers answer).",
+		Do:    "Look at the pods' events as for `ImageVolumePulling`; fix the reference or the Secret (a new `uri` rolls out anew).",
+	},
+	reasonImageVolumeMounted: {
+		Name: "ImageVolumeMounted", Type: conditionWeightsReady, Status: true,
+		Means: "An `oci://` model: a server started with the image mounted read-only, so the kubelet pulled it.",
+		Do:    "Nothing. A tag (not a digest) can move: servers that start later mount what it names then; pin a digest.",
 	},
 	reasonWaitingForWeights: {
 		Name: "WaitingForWeights", Type: conditionServerReady, Status: false,

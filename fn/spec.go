@@ -79,7 +79,7 @@ type resolvedSpec struct {
 // model is spec.model, parsed.
 type model struct {
 	URI       string
-	Scheme    string // hf, s3, gs, http, https or pvc
+	Scheme    string // hf, s3, gs, http, https, pvc or oci
 	Source    string // the URI without "scheme://"
 	Revision  string
 	Version   string
@@ -93,11 +93,14 @@ type model struct {
 	SubPath string
 	// Cache names the ModelCache that holds the weights (spec.model.cacheRef).
 	Cache string
+	// OCI is the image of oci:// weights, nil for other schemes.
+	OCI *ociReference
 }
 
 // pulled reports whether the weights are downloaded into our own cache
-// volume: everything but pvc:// weights and weights of a ModelCache.
-func (m model) pulled() bool { return m.Scheme != schemePVC && m.Cache == "" }
+// volume: everything but pvc:// and oci:// weights and weights of a
+// ModelCache.
+func (m model) pulled() bool { return m.Scheme != schemePVC && m.Scheme != schemeOCI && m.Cache == "" }
 
 // replicaBounds are spec.replicas and spec.autoscaling, checked.
 type replicaBounds struct {
@@ -150,7 +153,7 @@ const schemePVC = "pvc"
 
 var (
 	// supportedSchemes in the order error messages list them.
-	supportedSchemes = []string{"hf", "s3", "gs", "http", "https", "pvc"}
+	supportedSchemes = []string{"hf", "s3", "gs", "http", "https", "pvc", schemeOCI}
 	hfRepo           = regexp.MustCompile(`^[A-Za-z0-9][-A-Za-z0-9_.]*(/[A-Za-z0-9][-A-Za-z0-9_.]*)?$`)
 	labelValue       = regexp.MustCompile(`^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$`)
 	revisionPattern  = regexp.MustCompile(`^[A-Za-z0-9][-A-Za-z0-9_./]*$`)
@@ -248,6 +251,7 @@ func resolve(xr *v1alpha1.XInferenceService, in *v1beta1.Input) (*resolvedSpec, 
 	split := spec.Traffic != nil
 	gw := resolveGateway(name, ns, in, &errs)
 	checkModelCredentials(m, in, &errs)
+	checkOCISource(m, "spec.model.uri", "spec.model.revision", "spec.model.credentialsSecretRef", in, &errs, &warnings)
 	resolveCacheRef(ns, spec, &errs)
 	bounds := resolveReplicas(spec, rt, m.Framework, &errs, &warnings)
 	versions = spread(versions, bounds)
@@ -453,6 +457,9 @@ func resolveModel(m v1alpha1.ModelSpec, errs *fieldErrors) model {
 			if out.Scheme == schemePVC {
 				errs.add("spec.model.uri", "pvc:// weights are mounted from their own claim; remove spec.model.cacheRef or the pvc:// uri")
 			}
+			if out.Scheme == schemeOCI {
+				errs.add("spec.model.uri", "oci:// weights are mounted from their image, which a ModelCache does not hold; remove spec.model.cacheRef or the oci:// uri")
+			}
 		}
 	} else {
 		parseURI(&out, "spec.model.uri", errs)
@@ -498,16 +505,16 @@ func checkRevision(rev, field string, errs *fieldErrors) {
 func parseURI(out *model, field string, errs *fieldErrors) {
 	uri := out.URI
 	if uri == "" {
-		errs.add(field, "is required; set it to hf://org/model, s3://bucket/prefix, gs://bucket/prefix, https://host/file or pvc://claim[/path]")
+		errs.add(field, "is required; set it to hf://org/model, s3://bucket/prefix, gs://bucket/prefix, https://host/file, pvc://claim[/path] or oci://registry/repository@sha256:<digest>")
 		return
 	}
 	scheme, rest, ok := strings.Cut(uri, "://")
 	if !ok {
-		errs.add(field, "%q has no scheme; use hf://, s3://, gs://, http(s):// or pvc://", uri)
+		errs.add(field, "%q has no scheme; use hf://, s3://, gs://, http(s)://, pvc:// or oci://", uri)
 		return
 	}
 	if !contains(supportedSchemes, scheme) {
-		errs.add(field, "scheme %q is not supported; use hf://, s3://, gs://, http(s):// or pvc://", scheme)
+		errs.add(field, "scheme %q is not supported; use hf://, s3://, gs://, http(s)://, pvc:// or oci://", scheme)
 		return
 	}
 	out.Scheme, out.Source = scheme, rest
@@ -551,6 +558,10 @@ func parseURI(out *model, field string, errs *fieldErrors) {
 			errs.add(field, "path %q in the claim must be clean and relative (no '..' or '//')", sub)
 		}
 		out.Claim, out.SubPath = claim, sub
+	case schemeOCI:
+		if r, ok := parseOCI(rest, field, errs); ok {
+			out.OCI = &r
+		}
 	}
 }
 
@@ -764,7 +775,7 @@ func resolveStorage(st *v1alpha1.StorageSpec, in *v1beta1.Input, versions []mode
 	}
 	if !pulledAny(versions) {
 		if st != nil && len(versions) > 0 && versions[0].Model.Cache == "" && (st.Size != nil || st.StorageClassName != nil || st.AccessMode != "") {
-			*warnings = append(*warnings, "spec.storage has no effect: pvc:// models are mounted from the claim they name, and no cache volume is made")
+			*warnings = append(*warnings, "spec.storage has no effect: pvc:// and oci:// models are mounted from the claim or image they name, and no cache volume is made")
 		}
 		return out
 	}

@@ -159,7 +159,7 @@ func resolveTraffic(name string, pm model, puller v1beta1.PullerPreset, spec v1a
 
 		checkVersionName(name, t.Version, f+".version", errs)
 		if t.URI == "" {
-			errs.add(f+".uri", "is required: version %q is not spec.model.version, so name its weights (hf://, s3://, gs://, http(s):// or pvc://)", t.Version)
+			errs.add(f+".uri", "is required: version %q is not spec.model.version, so name its weights (hf://, s3://, gs://, http(s)://, pvc:// or oci://)", t.Version)
 			continue
 		}
 		m := model{URI: t.URI, Revision: t.Revision, Version: t.Version, Framework: pm.Framework, Secret: t.CredentialsSecretRef}
@@ -176,7 +176,7 @@ func resolveTraffic(name string, pm model, puller v1beta1.PullerPreset, spec v1a
 			if msg, bad := inClearText(m, in); bad {
 				errs.add(f+".credentialsSecretRef", "%s", msg)
 			}
-		case pm.Secret != nil && m.Scheme != "" && m.pulled():
+		case pm.Secret != nil && m.Scheme != "" && (m.pulled() || m.Scheme == schemeOCI):
 			// Credentials go only to the source they were given for.
 			if sameSource(pm, m) {
 				m.Secret = pm.Secret
@@ -185,6 +185,7 @@ func resolveTraffic(name string, pm model, puller v1beta1.PullerPreset, spec v1a
 			}
 		}
 		m.Hash = shortHash([]string{m.URI, m.Revision})
+		checkOCISource(m, f+".uri", f+".revision", f+".credentialsSecretRef", in, errs, warnings)
 		if m.Hash == pm.Hash {
 			errs.add(f, "serves the same uri and revision as spec.model; a version must differ from the primary in its weights")
 		} else if j, dup := weights[m.Hash]; dup {

@@ -9,7 +9,7 @@ import (
 
 // weights is what a server mounts as its model: a directory of the cache
 // volume, of a ModelCache's volume, or of the user's own claim for pvc://
-// models.
+// models; or an image, for oci:// models.
 type weights struct {
 	// ID identifies the weights (the model hash, or a ModelCache's
 	// directory), recorded on the pod template so that a later call knows
@@ -17,11 +17,18 @@ type weights struct {
 	ID      string
 	Claim   string
 	SubPath string
+	// Image is the reference of an image volume, with its pull policy and
+	// the image pull Secret the pod lists (empty for none); Claim is then
+	// empty.
+	Image      string
+	PullPolicy corev1.PullPolicy
+	PullSecret string
 }
 
 // weightsSource is where one version's weights come from: pulled by a Job
 // of the claim's own into its cache volume (pulledWeights), the app team's
-// own volume (userVolume), or a ModelCache (cacheSource). It is the one
+// own volume (userVolume), a ModelCache (cacheSource), or an image the
+// kubelet mounts (imageVolume, oci.go). It is the one
 // place that knows the difference: the plan, the builders and the status
 // ask it, and branch on nothing else.
 type weightsSource interface {
@@ -53,6 +60,8 @@ func newWeightsSource(s *resolvedSpec, v *modelVersion, cache *cachedWeights, o 
 		return cacheSource{model: v.Model, cache: cache, serversExist: serversExist}, nil
 	case v.Model.Scheme == schemePVC:
 		return userVolume{model: v.Model}, nil
+	case v.Model.Scheme == schemeOCI:
+		return newImageVolume(v, o), nil
 	}
 	return newPulledWeights(s, v, o)
 }

@@ -126,6 +126,11 @@ type Input struct {
 	// spreads requests over the servers of every version.
 	// +optional
 	Traffic *TrafficSettings `json:"traffic,omitempty"`
+
+	// OCI says whether oci:// weights are served, as Kubernetes image
+	// volumes, or refused. Left out, they are refused.
+	// +optional
+	OCI *OCISettings `json:"oci,omitempty"`
 }
 
 // Policy holds the platform's limits and allow-lists. Every field is
@@ -178,18 +183,18 @@ type Policy struct {
 	// +kubebuilder:validation:items:MaxLength=512
 	AllowedServerImages []string `json:"allowedServerImages,omitempty"`
 
-	// AllowedURISchemes lists the schemes weights may be pulled from: hf,
-	// s3, gs, http, https. pvc:// is governed by allowPVCURIs alone.
+	// AllowedURISchemes lists the schemes weights may come from: hf, s3,
+	// gs, http, https, oci. pvc:// is governed by allowPVCURIs alone.
 	// +optional
-	// +kubebuilder:validation:MaxItems=5
-	// +kubebuilder:validation:items:Enum=hf;s3;gs;http;https
+	// +kubebuilder:validation:MaxItems=6
+	// +kubebuilder:validation:items:Enum=hf;s3;gs;http;https;oci
 	AllowedURISchemes []string `json:"allowedURISchemes,omitempty"`
 
 	// AllowedURIHosts lists the sources weights may be pulled from, each
 	// "<scheme>://<authority>": the organisation of hf://, the bucket of
-	// s3:// and gs://, host[:port] of http(s)://. "*" allows every
-	// authority of a scheme (hf://*); "*." a host's subdomains
-	// (https://*.models.internal). The http(s) pullers follow redirects,
+	// s3:// and gs://, host[:port] of http(s):// and of the registry of
+	// oci://. "*" allows every authority of a scheme (hf://*); "*." a
+	// host's subdomains (https://*.models.internal). The http(s) pullers follow redirects,
 	// which may leave the listed host (they never take credentials along).
 	// +optional
 	// +kubebuilder:validation:MaxItems=128

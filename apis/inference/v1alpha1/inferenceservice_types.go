@@ -165,7 +165,7 @@ type TrafficTarget struct {
 	// +optional
 	// +kubebuilder:validation:MinLength=6
 	// +kubebuilder:validation:MaxLength=2048
-	// +kubebuilder:validation:XValidation:rule="self.matches('^(hf|s3|gs|https?|pvc)://.+')",message="must start with hf://, s3://, gs://, http://, https:// or pvc:// and name a model"
+	// +kubebuilder:validation:XValidation:rule="self.matches('^(hf|s3|gs|https?|pvc|oci)://.+')",message="must start with hf://, s3://, gs://, http://, https://, pvc:// or oci:// and name a model"
 	// +kubebuilder:validation:XValidation:rule="!self.matches('^[a-z0-9]+://[^/]*@')",message="must not carry credentials (user:password@); put them in a Secret and set spec.model.credentialsSecretRef"
 	URI string `json:"uri,omitempty"`
 
@@ -193,14 +193,17 @@ type TrafficTarget struct {
 type ModelSpec struct {
 	// URI of the weights. Supported schemes: hf://org/model (Hugging Face
 	// Hub), s3://bucket/prefix, gs://bucket/prefix, http(s)://host/path (a
-	// single file) and pvc://claim[/path] (an existing PersistentVolumeClaim
-	// in the same namespace, mounted read-only, nothing is pulled).
+	// single file), pvc://claim[/path] (an existing PersistentVolumeClaim
+	// in the same namespace, mounted read-only, nothing is pulled) and
+	// oci://registry/repository:tag or oci://registry/repository@sha256:<digest>
+	// (an OCI image or artifact the kubelet mounts read-only as an image
+	// volume, where the platform's Input allows it; pin a digest).
 	// Credentials never go in the URI: use credentialsSecretRef. With
 	// cacheRef it may be left out; set, it must be the ModelCache's.
 	// +optional
 	// +kubebuilder:validation:MinLength=6
 	// +kubebuilder:validation:MaxLength=2048
-	// +kubebuilder:validation:XValidation:rule="self.matches('^(hf|s3|gs|https?|pvc)://.+')",message="must start with hf://, s3://, gs://, http://, https:// or pvc:// and name a model"
+	// +kubebuilder:validation:XValidation:rule="self.matches('^(hf|s3|gs|https?|pvc|oci)://.+')",message="must start with hf://, s3://, gs://, http://, https://, pvc:// or oci:// and name a model"
 	// +kubebuilder:validation:XValidation:rule="!self.matches('^[a-z0-9]+://[^/]*@')",message="must not carry credentials (user:password@); put them in a Secret and set spec.model.credentialsSecretRef"
 	URI string `json:"uri,omitempty"`
 
@@ -240,7 +243,9 @@ type ModelSpec struct {
 	// is exposed as the puller's token variable (HF_TOKEN for hf://, for
 	// example); without it every key of the Secret becomes an environment
 	// variable (AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY for s3://).
-	// Servers that download nothing never see it.
+	// Servers that download nothing never see it. For oci:// weights it
+	// names an image pull Secret (type kubernetes.io/dockerconfigjson,
+	// without key) that the servers' pods list in imagePullSecrets.
 	// +optional
 	CredentialsSecretRef *SecretKeyReference `json:"credentialsSecretRef,omitempty"`
 }
