@@ -34,6 +34,9 @@ type observed struct {
 	Deployments     map[string]*observedDeployment
 	HPAs            map[string]*autoscalingv2.HorizontalPodAutoscaler // metadata, spec and status
 	VersionServices map[string]*corev1.Service
+	// ScaledObjects are the KEDA ScaledObjects of services that scale to
+	// zero, by composition resource name (metadata and status).
+	ScaledObjects map[string]*scaledObject
 	// names are every observed composition resource name.
 	names map[string]bool
 	// jobs are the observed pull Jobs, undecoded: the plan decodes the
@@ -57,6 +60,7 @@ func observe(ocds map[string]*fnv1.Resource) (observed, error) {
 		Deployments:     map[string]*observedDeployment{},
 		HPAs:            map[string]*autoscalingv2.HorizontalPodAutoscaler{},
 		VersionServices: map[string]*corev1.Service{},
+		ScaledObjects:   map[string]*scaledObject{},
 		names:           make(map[string]bool, len(ocds)),
 		jobs:            map[string]*structpb.Struct{},
 	}
@@ -89,6 +93,9 @@ func observe(ocds map[string]*fnv1.Resource) (observed, error) {
 		case name == resourceHPA || strings.HasPrefix(name, resourceHPA+"-"):
 			h := &autoscalingv2.HorizontalPodAutoscaler{}
 			o.HPAs[name], err = h, decodeFields(c, h, "metadata", "spec", "status")
+		case name == resourceScaledObject || strings.HasPrefix(name, resourceScaledObject+"-"):
+			so := &scaledObject{}
+			o.ScaledObjects[name], err = so, decodeFields(c, so, "metadata", "status")
 		case strings.HasPrefix(name, resourceService+"-"):
 			svc := &corev1.Service{}
 			o.VersionServices[name], err = svc, decodeFields(c, svc, "metadata", "spec", "status")

@@ -126,6 +126,11 @@ type Input struct {
 	// spreads requests over the servers of every version.
 	// +optional
 	Traffic *TrafficSettings `json:"traffic,omitempty"`
+
+	// KEDA lets claims scale to zero (spec.replicas.min 0 with autoscaling)
+	// through a KEDA ScaledObject. Left out, such claims are refused.
+	// +optional
+	KEDA *KEDASettings `json:"keda,omitempty"`
 }
 
 // Policy holds the platform's limits and allow-lists. Every field is
@@ -368,7 +373,10 @@ type RuntimePreset struct {
 	// ConcurrencyMetric is the Pods metric, as the cluster's custom metrics
 	// adapter serves it, that counts in-flight requests per server. Claims
 	// that set spec.autoscaling.targetConcurrency scale on it; a framework
-	// without one refuses such claims.
+	// without one refuses such claims. Claims that scale to zero
+	// (input.keda) have KEDA query Prometheus for it under the same name,
+	// summed over the claim's servers; it must then be a Prometheus metric
+	// name.
 	// +optional
 	ConcurrencyMetric string `json:"concurrencyMetric,omitempty"`
 }
