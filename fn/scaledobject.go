@@ -132,14 +132,14 @@ type scaledObject struct {
 }
 
 type scaledObjectSpec struct {
-	ScaleTargetRef   scaleTarget      `json:"scaleTargetRef"`
-	PollingInterval  *int32           `json:"pollingInterval,omitempty"`
-	CooldownPeriod   *int32           `json:"cooldownPeriod,omitempty"`
-	IdleReplicaCount *int32           `json:"idleReplicaCount,omitempty"`
-	MinReplicaCount  *int32           `json:"minReplicaCount,omitempty"`
-	MaxReplicaCount  *int32           `json:"maxReplicaCount,omitempty"`
-	Triggers         []scaleTrigger   `json:"triggers"`
-	Fallback         *kedaFallback    `json:"fallback,omitempty"`
+	ScaleTargetRef   scaleTarget    `json:"scaleTargetRef"`
+	PollingInterval  *int32         `json:"pollingInterval,omitempty"`
+	CooldownPeriod   *int32         `json:"cooldownPeriod,omitempty"`
+	IdleReplicaCount *int32         `json:"idleReplicaCount,omitempty"`
+	MinReplicaCount  *int32         `json:"minReplicaCount,omitempty"`
+	MaxReplicaCount  *int32         `json:"maxReplicaCount,omitempty"`
+	Triggers         []scaleTrigger `json:"triggers"`
+	Fallback         *kedaFallback  `json:"fallback,omitempty"`
 }
 
 type scaleTarget struct {

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -131,27 +132,38 @@ func (s *infernoSuite) scaleToZero(t *testing.T) {
 	}
 	sc.note("scaled to 0 → phase Idle, Ready, %s in %.1fs", url, time.Since(start).Seconds())
 
-	// Later reconciles leave KEDA's 0 alone: poke the composite and check
-	// the Deployment after Crossplane has run the function again.
+	// Later reconciles leave KEDA's 0 alone: a change of the claim that
+	// changes the Deployment (its memory) makes Crossplane apply the
+	// function's new Deployment; its replicas stay KEDA's.
 	d0, err := env.admin.Typed.AppsV1().Deployments(ns).Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	pokeComposite(ctx, t, ns, name)
-	time.Sleep(10 * time.Second)
-	d1, err := env.admin.Typed.AppsV1().Deployments(ns).Get(ctx, name, metav1.GetOptions{})
+	start = time.Now()
+	setField(claim, "320Mi", "spec", "resources", "memory")
+	applyClaim(ctx, t, claim)
+	var d1 *appsv1.Deployment
+	err = kube.Eventually(ctx, time.Minute, 250*time.Millisecond, "the Deployment re-applied with the new memory", func(ctx context.Context) (bool, string, error) {
+		d1, err = env.admin.Typed.AppsV1().Deployments(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, "", err
+		}
+		mem := d1.Spec.Template.Spec.Containers[0].Resources.Requests.Memory().String()
+		return d1.Generation > d0.Generation && mem == "320Mi", fmt.Sprintf("generation %d, memory %s", d1.Generation, mem), nil
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if d1.Spec.Replicas == nil || *d1.Spec.Replicas != 0 {
-		t.Errorf("after a reconcile the Deployment asks for %v servers; KEDA's 0 was reverted", d1.Spec.Replicas)
+		t.Errorf("after the function's Deployment was applied it asks for %v servers; KEDA's 0 was reverted", d1.Spec.Replicas)
 	}
 	for _, f := range d1.ManagedFields {
-		if f.Subresource == "" && f.FieldsV1 != nil && strings.Contains(string(f.FieldsV1.Raw), `"f:replicas"`) && !strings.Contains(f.Manager, "e2e") {
-			t.Errorf("field manager %s owns spec.replicas of the Deployment; it would fight KEDA", f.Manager)
+		if f.Subresource == "" && f.FieldsV1 != nil && strings.Contains(string(f.FieldsV1.Raw), `"f:replicas"`) {
+			t.Errorf("field manager %s owns the Deployment's spec.replicas; it would fight KEDA", f.Manager)
 		}
 	}
-	sc.note("Deployment at 0 after a reconcile (generation %d → %d)", d0.Generation, d1.Generation)
+	waitPhase(ctx, t, ns, name, "Idle", "True")
+	sc.note("claim changed at zero: Deployment re-applied (generation %d → %d) in %.1fs, replicas still 0, still Idle", d0.Generation, d1.Generation, time.Since(start).Seconds())
 
 	// A request arrives: KEDA goes Active and scales to 1.
 	start = time.Now()
@@ -236,8 +248,8 @@ func writeKEDAStatus(ctx context.Context, t *testing.T, ns, name, active string)
 	}
 	activeReason := map[string]string{"True": "ScalerActive", "False": "ScalerNotActive"}[active]
 	setField(so, map[string]any{
-		"scaleTargetKind": "apps/v1.Deployment",
-		"scaleTargetGVKR": map[string]any{"group": "apps", "version": "v1", "kind": "Deployment", "resource": "deployments"},
+		"scaleTargetKind":      "apps/v1.Deployment",
+		"scaleTargetGVKR":      map[string]any{"group": "apps", "version": "v1", "kind": "Deployment", "resource": "deployments"},
 		"originalReplicaCount": int64(1),
 		"externalMetricNames":  []any{"s0-prometheus"},
 		"conditions": []any{
@@ -263,24 +275,6 @@ func scaleDeployment(ctx context.Context, t *testing.T, ns, name string, replica
 	scale := &autoscalingv1.Scale{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, Spec: autoscalingv1.ScaleSpec{Replicas: replicas}}
 	if _, err := env.admin.Typed.AppsV1().Deployments(ns).UpdateScale(ctx, name, scale, metav1.UpdateOptions{FieldManager: "e2e-keda"}); err != nil {
 		t.Fatalf("scaling Deployment %s/%s to %d as KEDA would: %v", ns, name, replicas, err)
-	}
-}
-
-// pokeComposite annotates the claim's composite, which makes Crossplane
-// reconcile it and run the function again.
-func pokeComposite(ctx context.Context, t *testing.T, ns, name string) {
-	t.Helper()
-	xrs, err := env.admin.List(ctx, xrGVK, "", "crossplane.io/claim-name="+name+",crossplane.io/claim-namespace="+ns)
-	if err != nil || len(xrs) != 1 {
-		t.Fatalf("the composite of %s/%s: %v (%d)", ns, name, err, len(xrs))
-	}
-	res, err := env.admin.Resource(xrGVK, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	patch := fmt.Sprintf(`{"metadata":{"annotations":{"e2e.inferno.io/poke":%q}}}`, time.Now().UTC().Format(time.RFC3339Nano))
-	if _, err := res.Patch(ctx, xrs[0].GetName(), types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
-		t.Fatal(err)
 	}
 }
 
@@ -321,7 +315,6 @@ func strictScaledObject(ctx context.Context, t *testing.T, ns string) {
 		t.Fatalf("strict server-side apply of the rendered ScaledObject: %v", err)
 	}
 }
-
 
 // installScaledObjectCRD applies KEDA's ScaledObject CRD from the pinned
 // module and waits until it is established.
