@@ -52,7 +52,8 @@ type versionPlan struct {
 	// The version's observed objects; nil when not observed.
 	deployment *observedDeployment
 	hpa        *autoscalingv2.HorizontalPodAutoscaler
-	scaled     *scaledObject   // its KEDA ScaledObject, scaling to zero
+	scaled     *scaledObject // its KEDA ScaledObject, scaling to zero
+	httpScaled *httpScaledObject
 	service    *corev1.Service // its own Service, in a split
 	// serving is what its servers mount; nil renders no Deployment (the
 	// first servers wait for the weights).
@@ -73,6 +74,8 @@ type versionPlan struct {
 	// autoscaler (an HPA, or a ScaledObject when it scales to zero) and
 	// its own Service are returned.
 	renderHPA, renderScaledObject, renderService bool
+	// renderHTTPScaledObject says its HTTP add-on object is returned.
+	renderHTTPScaledObject bool
 }
 
 // departingVersion is a version the spec no longer names (a canary
@@ -136,6 +139,7 @@ func newPlan(s *resolvedSpec, cache *cachedWeights, o observed) (*plan, error) {
 			deployment:   o.Deployments[v.deploymentResource()],
 			hpa:          o.HPAs[v.hpaResource()],
 			scaled:       o.ScaledObjects[v.scaledObjectResource()],
+			httpScaled:   o.HTTPScaledObjects[v.httpScaledObjectResource()],
 			target:       v.Replicas,
 		}
 		if v.autoscaled(s) {
@@ -163,6 +167,7 @@ func newPlan(s *resolvedSpec, cache *cachedWeights, o observed) (*plan, error) {
 		// above swaps the HPA and the ScaledObject in one call.
 		vp.renderHPA = v.autoscaled(s) && !v.scalesToZero(s) && (vp.serving != nil || vp.hpa != nil)
 		vp.renderScaledObject = v.scalesToZero(s) && (vp.serving != nil || vp.scaled != nil)
+		vp.renderHTTPScaledObject = vp.renderScaledObject && s.Autoscaling.ScaleToZero.HTTPScaler != ""
 		vp.renderService = s.Split && (vp.serving != nil || vp.service != nil)
 		p.volume = p.volume || src.ownVolume()
 		p.mainService = p.mainService || vp.serving != nil
@@ -412,6 +417,9 @@ func (p *plan) resources() ([]composedResource, []string) {
 		}
 		if vp.renderScaledObject {
 			add(vp.scaledObjectResource(), renderScaledObject(s, vp.modelVersion, vp.MaxReplicas), scaledObjectReady(vp.scaled))
+		}
+		if vp.renderHTTPScaledObject {
+			add(vp.httpScaledObjectResource(), renderHTTPScaledObject(s, vp.modelVersion, vp.MaxReplicas), httpScaledObjectReady(vp.httpScaled))
 		}
 		if vp.renderService {
 			add(vp.serviceResource(), renderVersionService(s, vp.modelVersion), serviceReady(vp.service))

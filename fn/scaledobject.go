@@ -27,10 +27,9 @@ import (
 // What wakes a service at zero: its own servers' metric is empty with no
 // server running, so something in front of them must hold or count the
 // first request — KEDA's HTTP add-on (its interceptor queues requests and
-// an HTTPScaledObject scales on them) or a Gateway metric. The add-on's
-// module (github.com/kedacore/http-add-on) is not served by the Go module
-// proxy here, so its CRD could not be checked and no HTTPScaledObject is
-// rendered (docs/scale-to-zero.md).
+// an HTTPScaledObject scales on them; rendered when input.keda.httpAddOn
+// is enabled, see httpscaledobject.go) or a Gateway metric
+// (docs/scale-to-zero.md).
 //
 // Scale to zero does not combine with spec.traffic (refused by name): make
 // before break (newPlan) moves servers between versions by counting each
@@ -58,10 +57,17 @@ type scaleToZero struct {
 	// FallbackFailures and FallbackReplicas are the ScaledObject's
 	// fallback: servers to run while the metric cannot be read.
 	FallbackFailures, FallbackReplicas int32
+	// HTTPScaler is the HTTP add-on's external scaler, host:port; empty
+	// without the add-on.
+	HTTPScaler string
 }
 
-// promMetricName is a Prometheus metric name.
-var promMetricName = regexp.MustCompile(`^[a-zA-Z_:][a-zA-Z0-9_:]*$`)
+var (
+	// promMetricName is a Prometheus metric name.
+	promMetricName = regexp.MustCompile(`^[a-zA-Z_:][a-zA-Z0-9_:]*$`)
+	// hostPort is a DNS name and a port.
+	hostPort = regexp.MustCompile(`^[a-z0-9]([-a-z0-9.]*[a-z0-9])?:[0-9]{1,5}$`)
+)
 
 // resolveScaleToZero checks a claim that scales to zero (autoscaling with
 // spec.replicas.min 0) against the Input: KEDA enabled, no spec.traffic, a
@@ -86,6 +92,12 @@ func resolveScaleToZero(spec v1alpha1.InferenceServiceSpec, rt v1beta1.RuntimePr
 	z := &scaleToZero{
 		Prometheus: k.PrometheusAddress, Cooldown: *k.CooldownPeriod, Polling: *k.PollingInterval,
 		FallbackFailures: k.Fallback.FailureThreshold, FallbackReplicas: k.Fallback.Replicas,
+	}
+	if a := k.HTTPAddOn; a != nil {
+		z.HTTPScaler = a.ScalerAddress
+		if !hostPort.MatchString(a.ScalerAddress) || len(a.ScalerAddress) > 253 {
+			errs.add("input.keda.httpAddOn.scalerAddress", "%q is not host:port; name the add-on's external scaler, e.g. %s", a.ScalerAddress, v1beta1.DefaultKEDAHTTPScalerAddress)
+		}
 	}
 	if z.Cooldown < 30 || z.Cooldown > 86400 {
 		errs.add("input.keda.cooldownPeriod", "%d is out of range; use 30 to 86400 seconds", z.Cooldown)
@@ -224,6 +236,13 @@ func renderScaledObject(s *resolvedSpec, v *modelVersion, maxReplicas int32) *sc
 			"threshold":     strconv.Itoa(int(*a.Concurrency)),
 		},
 	}}
+	if z.HTTPScaler != "" {
+		// As the add-on's own ScaledObjects do (pkg/k8s/scaledobject.go).
+		triggers = append(triggers, scaleTrigger{
+			Type: "external-push", Name: "http", MetricType: "AverageValue",
+			Metadata: map[string]string{"scalerAddress": z.HTTPScaler, "httpScaledObject": v.serverName(s)},
+		})
+	}
 	if a.CPUUtilization != nil {
 		triggers = append(triggers, scaleTrigger{
 			Type: "cpu", Name: "cpu", MetricType: "Utilization",

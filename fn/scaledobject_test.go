@@ -310,7 +310,10 @@ func TestScaleToZeroGolden(t *testing.T) {
 	}
 	for _, st := range stages {
 		t.Run(st.name, func(t *testing.T) {
-			o := append(append([]observedObject{}, obs...), st.deployment, service, observedFrom(t, servers, resourceScaledObject, kedaStatus("True", "False")))
+			o := append(append([]observedObject{}, obs...), st.deployment, service, observedFrom(t, servers, resourceScaledObject, kedaStatus("True", "False")),
+				observedFrom(t, servers, resourceHTTPScaledObject, map[string]any{"conditions": []any{
+					map[string]any{"type": "Ready", "status": "True", "reason": "HTTPScaledObjectIsReady", "message": "Finished object creation"},
+				}}))
 			fixture := filepath.Join(scaleToZeroDir, "observed", st.name+".yaml")
 			if *update {
 				writeObserved(t, fixture, "examples/scale-to-zero/xr.yaml", st.name, o)
@@ -318,6 +321,11 @@ func TestScaleToZeroGolden(t *testing.T) {
 			rsp := run(t, newRequest(t, xr, in, readObserved(t, fixture)...))
 			if got := statusOf(rsp)["phase"]; got != st.phase {
 				t.Errorf("phase %v, want %s: %v", got, st.phase, statusOf(rsp)["message"])
+			}
+			for _, n := range desiredNames(rsp) {
+				if readiness(rsp, n) != fnv1.Ready_READY_TRUE {
+					t.Errorf("%s: %s is not ready", st.name, n)
+				}
 			}
 			compareGolden(t, "scale-to-zero-"+st.name, rsp)
 		})
@@ -337,4 +345,48 @@ func exampleInput(t testing.TB, path string) map[string]any {
 	steps, _ := nested(readYAML(t, path), "spec", "pipeline")
 	in, _ := steps.([]any)[0].(map[string]any)["input"].(map[string]any)
 	return in
+}
+
+// TestHTTPAddOn: with input.keda.httpAddOn the claim also gets an
+// HTTPScaledObject that keeps the add-on from making a ScaledObject of its
+// own, and the function's ScaledObject the add-on's external-push trigger.
+func TestHTTPAddOn(t *testing.T) {
+	in := kedaInput()
+	setPath(in, map[string]any{"enabled": true}, "keda", "httpAddOn")
+	xr := zeroXR()
+	servers, obs := pulled(t, xr, in)
+	got := desiredObject[httpScaledObject](t, servers, resourceHTTPScaledObject)
+	want := httpScaledObjectSpec{
+		Hosts:           []string{"llama.team-a.svc.cluster.local", "llama.team-a.svc"},
+		ScaleTargetRef:  httpScaleTarget{Name: "llama", APIVersion: "apps/v1", Kind: "Deployment", Service: "llama", Port: 80},
+		Replicas:        &httpReplicas{Min: ptrTo(int32(0)), Max: ptrTo(int32(3))},
+		ScaledownPeriod: ptrTo(int32(300)),
+		ScalingMetric:   &httpScaledMetric{Concurrency: &httpTarget{TargetValue: 4}},
+	}
+	if diff := cmp.Diff(want, got.Spec); diff != "" {
+		t.Errorf("HTTPScaledObject spec (-want +got):\n%s", diff)
+	}
+	if got.Annotations[skipScaledObjectCreation] != "true" || got.APIVersion != "http.keda.sh/v1alpha1" || got.Kind != "HTTPScaledObject" {
+		t.Errorf("HTTPScaledObject %s %s, annotations %v", got.APIVersion, got.Kind, got.Annotations)
+	}
+	so := desiredObject[scaledObject](t, servers, resourceScaledObject)
+	if n := len(so.Spec.Triggers); n != 2 {
+		t.Fatalf("ScaledObject has %d triggers, want prometheus and external-push", n)
+	}
+	wantTrigger := scaleTrigger{Type: "external-push", Name: "http", MetricType: "AverageValue", Metadata: map[string]string{
+		"scalerAddress": "keda-add-ons-http-external-scaler.keda:9090", "httpScaledObject": "llama",
+	}}
+	if diff := cmp.Diff(wantTrigger, so.Spec.Triggers[1]); diff != "" {
+		t.Errorf("external-push trigger (-want +got):\n%s", diff)
+	}
+	if readiness(servers, resourceHTTPScaledObject) == fnv1.Ready_READY_TRUE {
+		t.Error("an HTTPScaledObject not observed is ready")
+	}
+	// Observed with the add-on's Ready condition: ready.
+	o := append(obs, observedFrom(t, servers, resourceHTTPScaledObject, map[string]any{"conditions": []any{
+		map[string]any{"type": "Ready", "status": "True", "reason": "HTTPScaledObjectIsReady", "message": "Finished object creation"},
+	}}))
+	if rsp := run(t, newRequest(t, xr, in, o...)); readiness(rsp, resourceHTTPScaledObject) != fnv1.Ready_READY_TRUE {
+		t.Error("an HTTPScaledObject with Ready=True is not ready")
+	}
 }

@@ -199,6 +199,8 @@ func idleCondition(s *resolvedSpec, vp *versionPlan) condition {
 		return reasonWaking.condition(fmt.Sprintf("KEDA reports in-flight requests (%s above 0): starting a server; loading a model can take up to %ds", s.Autoscaling.Metric, *s.Runtime.StartupSeconds))
 	case !scaledObjectReady(vp.scaled):
 		return reasonScalerNotReady.condition(fmt.Sprintf("no server runs and KEDA has not made the ScaledObject %s ready (%s), so no request can wake the service; see: kubectl describe -n %s scaledobject/%s", vp.serverName(s), kedaReadyMessage(vp.scaled), s.Namespace, vp.serverName(s)))
+	case z.HTTPScaler != "":
+		return reasonIdle.condition(fmt.Sprintf("scaled to zero after %ds without an in-flight request; a request through KEDA's HTTP add-on (Host %s.%s.svc.cluster.local) starts a server; the weights stay cached", z.Cooldown, s.Name, s.Namespace))
 	default:
 		return reasonIdle.condition(fmt.Sprintf("scaled to zero after %ds without an in-flight request; KEDA starts a server when %s is above 0 (checked every %ds); the weights stay cached", z.Cooldown, s.Autoscaling.Metric, z.Polling))
 	}

@@ -45,6 +45,31 @@ type KEDASettings struct {
 	// leave a service at zero. Defaults to failureThreshold 3, replicas 1.
 	// +optional
 	Fallback *KEDAFallback `json:"fallback,omitempty"`
+
+	// HTTPAddOn wakes services from zero through KEDA's HTTP add-on
+	// (checked against github.com/kedacore/http-add-on v0.8.0): each claim
+	// that scales to zero also gets an HTTPScaledObject
+	// (http.keda.sh/v1alpha1) for its Service, whose interceptor holds
+	// requests while a server starts, and its ScaledObject an
+	// external-push trigger on the add-on's scaler. Clients then call the
+	// add-on's interceptor with the Service's DNS name as Host. Without
+	// it, something else must wake a service at zero.
+	// +optional
+	HTTPAddOn *KEDAHTTPAddOn `json:"httpAddOn,omitempty"`
+}
+
+// KEDAHTTPAddOn names KEDA's HTTP add-on.
+type KEDAHTTPAddOn struct {
+	// Enabled renders the HTTPScaledObjects. Defaults to false.
+	Enabled bool `json:"enabled"`
+
+	// ScalerAddress is the add-on's external scaler, host:port, that
+	// KEDA's external-push trigger connects to. Defaults to
+	// keda-add-ons-http-external-scaler.keda:9090, the add-on chart's.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9.]*[a-z0-9])?:[0-9]{1,5}$`
+	ScalerAddress string `json:"scalerAddress,omitempty"`
 }
 
 // KEDAFallback is a ScaledObject's fallback.
@@ -68,6 +93,7 @@ const (
 	DefaultKEDAPollingInterval          int32 = 15
 	DefaultKEDAFallbackFailureThreshold int32 = 3
 	DefaultKEDAFallbackReplicas         int32 = 1
+	DefaultKEDAHTTPScalerAddress              = "keda-add-ons-http-external-scaler.keda:9090"
 )
 
 // ScaleToZero returns the Input's KEDA settings with their defaults, and
@@ -80,5 +106,10 @@ func (in *Input) ScaleToZero() (KEDASettings, bool) {
 	k.CooldownPeriod = orPtr(k.CooldownPeriod, ptr(DefaultKEDACooldownPeriod))
 	k.PollingInterval = orPtr(k.PollingInterval, ptr(DefaultKEDAPollingInterval))
 	k.Fallback = orPtr(k.Fallback, &KEDAFallback{FailureThreshold: DefaultKEDAFallbackFailureThreshold, Replicas: DefaultKEDAFallbackReplicas})
+	if a := k.HTTPAddOn; a != nil && a.Enabled {
+		k.HTTPAddOn = &KEDAHTTPAddOn{Enabled: true, ScalerAddress: orString(a.ScalerAddress, DefaultKEDAHTTPScalerAddress)}
+	} else {
+		k.HTTPAddOn = nil
+	}
 	return k, true
 }

@@ -31,14 +31,27 @@ import (
 // would raise this module's toolchain, so the test downloads the pinned
 // version with `go mod download` (which fetches and hashes the zip before
 // it reports that Go version) and checks the hash below.
-const (
-	kedaModule    = "github.com/kedacore/keda/v2"
-	kedaVersion   = "v2.21.1"
-	kedaModuleSum = "h1:AoPpnkEeuSYUb1dAqQO5Pud9BpCPiOqurnKtnKobl6Q="
-	kedaCRD       = "config/crd/bases/keda.sh_scaledobjects.yaml"
+// The HTTP add-on's CRD comes the same way from
+// github.com/kedacore/http-add-on v0.8.0, the newest version the proxy
+// serves here (v0.8.1 and later are refused).
+var (
+	kedaCRD = moduleCRD{
+		Module: "github.com/kedacore/keda/v2", Version: "v2.21.1",
+		Sum: "h1:AoPpnkEeuSYUb1dAqQO5Pud9BpCPiOqurnKtnKobl6Q=", Path: "config/crd/bases/keda.sh_scaledobjects.yaml",
+	}
+	httpAddOnCRD = moduleCRD{
+		Module: "github.com/kedacore/http-add-on", Version: "v0.8.0",
+		Sum: "h1:CdWFpjfFyWGwuukBxE+PKd7rzGtN4Ux1m0MlY65PcSk=", Path: "config/crd/bases/http.keda.sh_httpscaledobjects.yaml",
+	}
 )
 
-var scaledObjectGVK = schema.GroupVersionKind{Group: "keda.sh", Version: "v1alpha1", Kind: "ScaledObject"}
+// moduleCRD is a CRD file in a Go module at a pinned version and hash.
+type moduleCRD struct{ Module, Version, Sum, Path string }
+
+var (
+	scaledObjectGVK     = schema.GroupVersionKind{Group: "keda.sh", Version: "v1alpha1", Kind: "ScaledObject"}
+	httpScaledObjectGVK = schema.GroupVersionKind{Group: "http.keda.sh", Version: "v1alpha1", Kind: "HTTPScaledObject"}
+)
 
 const (
 	// kedaComposition is examples/scale-to-zero/composition.yaml; claims
@@ -63,12 +76,14 @@ const (
 func (s *infernoSuite) scaleToZero(t *testing.T) {
 	ctx := context.Background()
 	sc := env.summary.start(t, "25 scale to zero")
-	crd := installScaledObjectCRD(ctx, t)
-	defer func() {
-		if err := env.admin.Delete(ctx, schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition"}, "", crd); err != nil {
-			t.Logf("deleting CRD %s: %v", crd, err)
-		}
-	}()
+	for _, m := range []moduleCRD{kedaCRD, httpAddOnCRD} {
+		crd := installModuleCRD(ctx, t, m)
+		defer func() {
+			if err := env.admin.Delete(ctx, schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition"}, "", crd); err != nil {
+				t.Logf("deleting CRD %s: %v", crd, err)
+			}
+		}()
+	}
 	if _, err := env.admin.ApplyFile(ctx, filepath.Join(repoRoot(), "examples", "scale-to-zero", "composition.yaml")); err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +94,8 @@ func (s *infernoSuite) scaleToZero(t *testing.T) {
 
 	// The rendered ScaledObject of the example, as the golden file has
 	// it, passes a strict server-side apply (dry run): no unknown field.
-	strictScaledObject(ctx, t, ns)
+	strictGolden(ctx, t, ns, "scaledobject", scaledObjectGVK)
+	strictGolden(ctx, t, ns, "httpscaledobject", httpScaledObjectGVK)
 
 	claim := smallClaim(t, ns, name)
 	setField(claim, map[string]any{"matchLabels": map[string]any{autoscalerLabel: "keda"}}, "spec", "compositionSelector")
@@ -113,9 +129,14 @@ func (s *infernoSuite) scaleToZero(t *testing.T) {
 		t.Errorf("an HPA %s/%s exists beside the ScaledObject", ns, name)
 	}
 
-	// KEDA accepts it: Ready, not Active. The claim is Ready.
+	// KEDA accepts it: Ready, not Active; the add-on registers the hosts.
+	// The claim is Ready.
+	if _, err := env.admin.Get(ctx, httpScaledObjectGVK, ns, name); err != nil {
+		t.Fatalf("no HTTPScaledObject: %v", err)
+	}
 	start = time.Now()
 	writeKEDAStatus(ctx, t, ns, name, "False")
+	writeHTTPAddOnStatus(ctx, t, ns, name)
 	waitClaimsReady(ctx, t, ns, []string{name}, time.Minute)
 	sc.note("ScaledObject Ready=True → claim Ready in %.1fs", time.Since(start).Seconds())
 
@@ -173,9 +194,11 @@ func (s *infernoSuite) scaleToZero(t *testing.T) {
 	sc.note("woken: Active, scaled to 1 → Serving, Ready in %.1fs", time.Since(start).Seconds())
 
 	deleteClaimsAndWait(ctx, t, ns, []string{name})
-	if err := kube.Eventually(ctx, time.Minute, 250*time.Millisecond, "the ScaledObject garbage-collected with its claim", func(ctx context.Context) (bool, string, error) {
+	if err := kube.Eventually(ctx, time.Minute, 250*time.Millisecond, "the ScaledObject and HTTPScaledObject garbage-collected with their claim", func(ctx context.Context) (bool, string, error) {
 		_, err := env.admin.Get(ctx, scaledObjectGVK, ns, name)
-		return err != nil && strings.Contains(err.Error(), "not found"), fmt.Sprint(err), nil
+		_, herr := env.admin.Get(ctx, httpScaledObjectGVK, ns, name)
+		gone := func(err error) bool { return err != nil && strings.Contains(err.Error(), "not found") }
+		return gone(err) && gone(herr), fmt.Sprint(err, herr), nil
 	}); err != nil {
 		t.Error(err)
 	}
@@ -226,8 +249,11 @@ func checkScaledObject(t *testing.T, so *unstructured.Unstructured, ns, name str
 		}
 	}
 	triggers, _, _ := unstructured.NestedSlice(so.Object, "spec", "triggers")
-	if len(triggers) != 1 {
-		t.Fatalf("ScaledObject triggers %v, want the one prometheus trigger", triggers)
+	if len(triggers) != 2 {
+		t.Fatalf("ScaledObject triggers %v, want prometheus and the HTTP add-on's external-push", triggers)
+	}
+	if push, _ := triggers[1].(map[string]any); push["type"] != "external-push" {
+		t.Errorf("second trigger %v, want external-push", push)
 	}
 	tr := triggers[0].(map[string]any)
 	md, _ := tr["metadata"].(map[string]any)
@@ -278,10 +304,11 @@ func scaleDeployment(ctx context.Context, t *testing.T, ns, name string, replica
 	}
 }
 
-// strictScaledObject applies the ScaledObject of fn's golden render of
-// examples/scale-to-zero (idle stage) into ns as a dry run with strict
-// field validation: the API server refuses any field the CRD lacks.
-func strictScaledObject(ctx context.Context, t *testing.T, ns string) {
+// strictGolden applies the object of that composition resource name from
+// fn's golden render of examples/scale-to-zero (idle stage) into ns as a
+// dry run with strict field validation: the API server refuses any field
+// the CRD lacks.
+func strictGolden(ctx context.Context, t *testing.T, ns, resource string, gvk schema.GroupVersionKind) {
 	t.Helper()
 	b := mustRead(t, filepath.Join(repoRoot(), "fn", "testdata", "golden", "scale-to-zero-idle.yaml"))
 	var golden struct {
@@ -294,9 +321,9 @@ func strictScaledObject(ctx context.Context, t *testing.T, ns string) {
 	if err := yaml.Unmarshal(b, &golden); err != nil {
 		t.Fatal(err)
 	}
-	obj := golden.Desired.Resources["scaledobject"].Resource
+	obj := golden.Desired.Resources[resource].Resource
 	if obj == nil {
-		t.Fatal("the golden render has no scaledobject")
+		t.Fatalf("the golden render has no %s", resource)
 	}
 	u := &unstructured.Unstructured{Object: obj}
 	u.SetNamespace(ns)
@@ -305,30 +332,55 @@ func strictScaledObject(ctx context.Context, t *testing.T, ns string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := env.admin.Resource(scaledObjectGVK, ns)
+	res, err := env.admin.Resource(gvk, ns)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := res.Patch(ctx, u.GetName(), types.ApplyPatchType, body, metav1.PatchOptions{
 		FieldManager: kube.FieldManager, Force: ptrTo(true), DryRun: []string{metav1.DryRunAll}, FieldValidation: "Strict",
 	}); err != nil {
-		t.Fatalf("strict server-side apply of the rendered ScaledObject: %v", err)
+		t.Fatalf("strict server-side apply of the rendered %s: %v", gvk.Kind, err)
 	}
 }
 
-// installScaledObjectCRD applies KEDA's ScaledObject CRD from the pinned
-// module and waits until it is established.
-func installScaledObjectCRD(ctx context.Context, t *testing.T) string {
+// writeHTTPAddOnStatus writes the HTTPScaledObject's status as the
+// add-on's operator does once it skipped creating its own ScaledObject
+// and registered the hosts (operator/controllers/http, v0.8.0).
+func writeHTTPAddOnStatus(ctx context.Context, t *testing.T, ns, name string) {
 	t.Helper()
-	cmd := exec.Command("go", "mod", "download", "-json", kedaModule+"@"+kedaVersion)
+	o, err := env.admin.Get(ctx, httpScaledObjectGVK, ns, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	setField(o, map[string]any{
+		"targetWorkload": "apps/v1/Deployment/" + name,
+		"targetService":  name + ":80",
+		"conditions": []any{
+			map[string]any{"type": "Ready", "status": "True", "reason": "HTTPScaledObjectIsReady", "message": "Finished object creation", "timestamp": time.Now().UTC().Format(time.RFC3339)},
+		},
+	}, "status")
+	res, err := env.admin.Resource(httpScaledObjectGVK, ns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := res.UpdateStatus(ctx, o, metav1.UpdateOptions{FieldValidation: "Strict"}); err != nil {
+		t.Fatalf("writing the HTTPScaledObject's status as the add-on would: %v", err)
+	}
+}
+
+// installModuleCRD applies a CRD from its pinned module and waits until
+// it is established.
+func installModuleCRD(ctx context.Context, t *testing.T, m moduleCRD) string {
+	t.Helper()
+	cmd := exec.Command("go", "mod", "download", "-json", m.Module+"@"+m.Version)
 	cmd.Dir = t.TempDir()
-	out, _ := cmd.Output() // exits 1 over the module's Go version, after the download
+	out, _ := cmd.Output() // keda exits 1 over its Go version, after the download
 	var info struct{ Zip, Sum, Error string }
 	if err := json.Unmarshal(out, &info); err != nil || info.Zip == "" {
-		t.Fatalf("go mod download %s@%s: %v %s", kedaModule, kedaVersion, err, out)
+		t.Fatalf("go mod download %s@%s: %v %s", m.Module, m.Version, err, out)
 	}
-	if info.Sum != kedaModuleSum {
-		t.Fatalf("%s@%s has hash %s, want %s", kedaModule, kedaVersion, info.Sum, kedaModuleSum)
+	if info.Sum != m.Sum {
+		t.Fatalf("%s@%s has hash %s, want %s", m.Module, m.Version, info.Sum, m.Sum)
 	}
 	z, err := zip.OpenReader(info.Zip)
 	if err != nil {
@@ -337,7 +389,7 @@ func installScaledObjectCRD(ctx context.Context, t *testing.T) string {
 	defer z.Close()
 	var data []byte
 	for _, f := range z.File {
-		if f.Name != kedaModule+"@"+kedaVersion+"/"+kedaCRD {
+		if f.Name != m.Module+"@"+m.Version+"/"+m.Path {
 			continue
 		}
 		r, err := f.Open()
@@ -351,11 +403,11 @@ func installScaledObjectCRD(ctx context.Context, t *testing.T) string {
 		}
 	}
 	if len(data) == 0 {
-		t.Fatalf("%s not in %s", kedaCRD, info.Zip)
+		t.Fatalf("%s not in %s", m.Path, info.Zip)
 	}
 	objs, err := env.admin.ApplyYAML(ctx, bytes.TrimSpace(data))
 	if err != nil || len(objs) != 1 {
-		t.Fatalf("applying %s: %v (%d objects)", kedaCRD, err, len(objs))
+		t.Fatalf("applying %s: %v (%d objects)", m.Path, err, len(objs))
 	}
 	name := objs[0].GetName()
 	err = kube.Eventually(ctx, 30*time.Second, 200*time.Millisecond, "CRD "+name+" established", func(ctx context.Context) (bool, string, error) {

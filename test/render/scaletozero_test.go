@@ -38,8 +38,8 @@ func TestCrossplaneRenderScaleToZero(t *testing.T) {
 		phase           string
 	}{
 		{stage: "fresh", resources: []string{"pull-job-*", "weights-pvc"}, phase: "Pending"},
-		{stage: "serving", observed: "serving.yaml", resources: []string{"deployment", "pull-job-*", "scaledobject", "service", "weights-pvc"}, phase: "Serving"},
-		{stage: "idle", observed: "idle.yaml", resources: []string{"deployment", "pull-job-*", "scaledobject", "service", "weights-pvc"}, phase: "Idle"},
+		{stage: "serving", observed: "serving.yaml", resources: []string{"deployment", "httpscaledobject", "pull-job-*", "scaledobject", "service", "weights-pvc"}, phase: "Serving"},
+		{stage: "idle", observed: "idle.yaml", resources: []string{"deployment", "httpscaledobject", "pull-job-*", "scaledobject", "service", "weights-pvc"}, phase: "Idle"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.stage, func(t *testing.T) {
