@@ -20,6 +20,12 @@ func TestBadInput(t *testing.T) {
 		return func(xr map[string]any) { setPath(xr, value, path...) }
 	}
 	model := func(field string, value any) func(map[string]any) { return set(value, "spec", "model", field) }
+	// scaleToZero asks for scale to zero; kedaOn is an Input that allows it.
+	scaleToZero := func(xr map[string]any) {
+		setPath(xr, map[string]any{"min": 0, "max": 3}, "spec", "replicas")
+		setPath(xr, map[string]any{"enabled": true, "targetConcurrency": 4}, "spec", "autoscaling")
+	}
+	kedaOn := map[string]any{"keda": map[string]any{"enabled": true, "prometheusAddress": "http://prom:9090"}}
 	both := func(edits ...func(map[string]any)) func(map[string]any) {
 		return func(xr map[string]any) {
 			for _, e := range edits {
@@ -89,28 +95,43 @@ func TestBadInput(t *testing.T) {
 		"InputAccessModeUnknown": {input: map[string]any{"storage": map[string]any{"accessMode": "RWX"}}, field: "input.storage.accessMode", fix: "use ReadWriteOnce or ReadWriteMany"},
 
 		// Counts: min > max, negative, zero.
-		"MinAboveMax":           {xr: set(map[string]any{"min": 4, "max": 2}, "spec", "replicas"), field: "spec.replicas", fix: "raise max or lower min"},
-		"MinNegative":           {xr: set(map[string]any{"min": -1}, "spec", "replicas"), field: "spec.replicas.min", fix: "use 0 or more"},
-		"MaxNegative":           {xr: set(map[string]any{"max": -3}, "spec", "replicas"), field: "spec.replicas.max", fix: "use 1 or more"},
-		"MaxZero":               {xr: set(map[string]any{"min": 1, "max": 0}, "spec", "replicas"), field: "spec.replicas.max", fix: "use 1 or more"},
-		"ReplicasOverLimit":     {xr: set(map[string]any{"min": 1, "max": 5000}, "spec", "replicas"), field: "spec.replicas", fix: "at most 1000 servers"},
-		"GPUNegative":           {xr: set(-1, "spec", "resources", "gpu"), field: "spec.resources.gpu", fix: "use 0 to 64 GPUs"},
-		"GPUTooMany":            {xr: set(65, "spec", "resources", "gpu"), field: "spec.resources.gpu", fix: "use 0 to 64 GPUs"},
-		"CPUZero":               {xr: set("0", "spec", "resources", "cpu"), field: "spec.resources.cpu", fix: "must be more than zero"},
-		"MemoryNegative":        {xr: set("-1Gi", "spec", "resources", "memory"), field: "spec.resources.memory", fix: "must be more than zero"},
-		"StorageSizeZero":       {xr: set("0", "spec", "storage", "size"), field: "spec.storage.size", fix: "must be more than zero"},
-		"ConcurrencyZero":       {xr: set(map[string]any{"enabled": true, "targetConcurrency": 0}, "spec", "autoscaling"), field: "spec.autoscaling.targetConcurrency", fix: "must be at least 1"},
-		"CPUUtilizationZero":    {xr: set(map[string]any{"enabled": true, "targetCPUUtilization": 0}, "spec", "autoscaling"), field: "spec.autoscaling.targetCPUUtilization", fix: "use a percentage from 1 to 100"},
-		"CPUUtilizationOver":    {xr: set(map[string]any{"enabled": true, "targetCPUUtilization": 150}, "spec", "autoscaling"), field: "spec.autoscaling.targetCPUUtilization", fix: "use a percentage from 1 to 100"},
-		"AutoscalingMinZero":    {xr: both(set(map[string]any{"min": 0, "max": 3}, "spec", "replicas"), set(map[string]any{"enabled": true}, "spec", "autoscaling")), field: "spec.replicas.min", fix: "must be at least 1 when spec.autoscaling.enabled is true"},
-		"InputBackoffNegative":  {input: map[string]any{"pullBackoffLimit": -1}, field: "input.pullBackoffLimit", fix: "use 0 to 20"},
-		"InputDeadlineTooShort": {input: map[string]any{"pullDeadlineSeconds": 10}, field: "input.pullDeadlineSeconds", fix: "use 60 to 604800 seconds"},
-		"InputStallTooLong":     {input: map[string]any{"pullStallSeconds": 7200}, field: "input.pullStallSeconds", fix: "use 30 to 3600 seconds"},
-		"InputRolloutNoRoom":    {input: map[string]any{"rollout": map[string]any{"maxSurge": 0}}, field: "input.rollout", fix: "a rollout could never replace a server"},
-		"InputRolloutNoRoomPct": {input: map[string]any{"rollout": map[string]any{"maxSurge": "0%", "maxUnavailable": "0%"}}, field: "input.rollout", fix: "allow a surge"},
-		"InputSurgeNegative":    {input: map[string]any{"rollout": map[string]any{"maxSurge": -1}}, field: "input.rollout.maxSurge", fix: "use a number of servers of 0 or more"},
-		"InputUnavailableWords": {input: map[string]any{"rollout": map[string]any{"maxUnavailable": "half"}}, field: "input.rollout.maxUnavailable", fix: `write e.g. 1 or "25%"`},
-		"InputUnavailableOver":  {input: map[string]any{"rollout": map[string]any{"maxUnavailable": "150%"}}, field: "input.rollout.maxUnavailable", fix: "a percentage from 0% to 100%"},
+		"MinAboveMax":        {xr: set(map[string]any{"min": 4, "max": 2}, "spec", "replicas"), field: "spec.replicas", fix: "raise max or lower min"},
+		"MinNegative":        {xr: set(map[string]any{"min": -1}, "spec", "replicas"), field: "spec.replicas.min", fix: "use 0 or more"},
+		"MaxNegative":        {xr: set(map[string]any{"max": -3}, "spec", "replicas"), field: "spec.replicas.max", fix: "use 1 or more"},
+		"MaxZero":            {xr: set(map[string]any{"min": 1, "max": 0}, "spec", "replicas"), field: "spec.replicas.max", fix: "use 1 or more"},
+		"ReplicasOverLimit":  {xr: set(map[string]any{"min": 1, "max": 5000}, "spec", "replicas"), field: "spec.replicas", fix: "at most 1000 servers"},
+		"GPUNegative":        {xr: set(-1, "spec", "resources", "gpu"), field: "spec.resources.gpu", fix: "use 0 to 64 GPUs"},
+		"GPUTooMany":         {xr: set(65, "spec", "resources", "gpu"), field: "spec.resources.gpu", fix: "use 0 to 64 GPUs"},
+		"CPUZero":            {xr: set("0", "spec", "resources", "cpu"), field: "spec.resources.cpu", fix: "must be more than zero"},
+		"MemoryNegative":     {xr: set("-1Gi", "spec", "resources", "memory"), field: "spec.resources.memory", fix: "must be more than zero"},
+		"StorageSizeZero":    {xr: set("0", "spec", "storage", "size"), field: "spec.storage.size", fix: "must be more than zero"},
+		"ConcurrencyZero":    {xr: set(map[string]any{"enabled": true, "targetConcurrency": 0}, "spec", "autoscaling"), field: "spec.autoscaling.targetConcurrency", fix: "must be at least 1"},
+		"CPUUtilizationZero": {xr: set(map[string]any{"enabled": true, "targetCPUUtilization": 0}, "spec", "autoscaling"), field: "spec.autoscaling.targetCPUUtilization", fix: "use a percentage from 1 to 100"},
+		"CPUUtilizationOver": {xr: set(map[string]any{"enabled": true, "targetCPUUtilization": 150}, "spec", "autoscaling"), field: "spec.autoscaling.targetCPUUtilization", fix: "use a percentage from 1 to 100"},
+		"AutoscalingMinZero": {xr: both(set(map[string]any{"min": 0, "max": 3}, "spec", "replicas"), set(map[string]any{"enabled": true}, "spec", "autoscaling")), field: "spec.replicas.min", fix: "ask your platform team to enable KEDA (input.keda)"},
+
+		// Scale to zero (input.keda).
+		"ScaleToZeroKEDAOff":       {xr: scaleToZero, input: map[string]any{"keda": map[string]any{"enabled": false, "prometheusAddress": "http://prom:9090"}}, field: "spec.replicas.min", fix: "use 1 or more, or ask your platform team to enable KEDA"},
+		"ScaleToZeroWithTraffic":   {xr: both(scaleToZero, set("1", "spec", "model", "version"), set([]any{map[string]any{"version": "1", "weight": 90}, map[string]any{"version": "2", "weight": 10, "uri": "hf://org/other"}}, "spec", "traffic")), input: kedaOn, field: "spec.replicas.min", fix: "set min to 1 or more while the split lasts, or remove spec.traffic"},
+		"ScaleToZeroNoConcurrency": {xr: both(set(map[string]any{"min": 0, "max": 3}, "spec", "replicas"), set(map[string]any{"enabled": true, "targetCPUUtilization": 70}, "spec", "autoscaling")), input: kedaOn, field: "spec.autoscaling.targetConcurrency", fix: "set it, e.g. 10"},
+		"ScaleToZeroNoPrometheus":  {xr: scaleToZero, input: map[string]any{"keda": map[string]any{"enabled": true}}, field: "input.keda.prometheusAddress", fix: "name the Prometheus KEDA queries"},
+		"ScaleToZeroPromNotURL":    {xr: scaleToZero, input: map[string]any{"keda": map[string]any{"enabled": true, "prometheusAddress": "prometheus:9090"}}, field: "input.keda.prometheusAddress", fix: "must be an http:// or https:// URL with a host"},
+		"ScaleToZeroPromQuote":     {xr: scaleToZero, input: map[string]any{"keda": map[string]any{"enabled": true, "prometheusAddress": `http://p:9090"}) or vector(1`}}, field: "input.keda.prometheusAddress", fix: "is not a URL"},
+		"ScaleToZeroPromUser":      {xr: scaleToZero, input: map[string]any{"keda": map[string]any{"enabled": true, "prometheusAddress": "http://u:p@prom:9090"}}, field: "input.keda.prometheusAddress", fix: "TriggerAuthentication"},
+		"ScaleToZeroCooldownShort": {xr: scaleToZero, input: map[string]any{"keda": map[string]any{"enabled": true, "prometheusAddress": "http://prom:9090", "cooldownPeriod": 5}}, field: "input.keda.cooldownPeriod", fix: "use 30 to 86400 seconds"},
+		"ScaleToZeroPollingZero":   {xr: scaleToZero, input: map[string]any{"keda": map[string]any{"enabled": true, "prometheusAddress": "http://prom:9090", "pollingInterval": 0}}, field: "input.keda.pollingInterval", fix: "use 1 to 3600 seconds"},
+		"ScaleToZeroFallbackZero":  {xr: scaleToZero, input: map[string]any{"keda": map[string]any{"enabled": true, "prometheusAddress": "http://prom:9090", "fallback": map[string]any{"failureThreshold": 3, "replicas": 0}}}, field: "input.keda.fallback.replicas", fix: "use 1 to 1000 servers"},
+		"ScaleToZeroFallbackNever": {xr: scaleToZero, input: map[string]any{"keda": map[string]any{"enabled": true, "prometheusAddress": "http://prom:9090", "fallback": map[string]any{"failureThreshold": 0, "replicas": 1}}}, field: "input.keda.fallback.failureThreshold", fix: "use 1 to 100 failed queries"},
+		"ScaleToZeroHTTPScalerURL": {xr: scaleToZero, input: map[string]any{"keda": map[string]any{"enabled": true, "prometheusAddress": "http://prom:9090", "httpAddOn": map[string]any{"enabled": true, "scalerAddress": "grpc://scaler:9090"}}}, field: "input.keda.httpAddOn.scalerAddress", fix: "is not host:port"},
+		"ScaleToZeroMetricPromQL":  {xr: both(scaleToZero, model("framework", "fake")), input: map[string]any{"keda": map[string]any{"enabled": true, "prometheusAddress": "http://prom:9090"}, "runtimes": map[string]any{"fake": map[string]any{"concurrencyMetric": `up{job="x"} or vector(9)`}}}, field: "input.runtimes.fake.concurrencyMetric", fix: "is not a Prometheus metric name"},
+		"InputBackoffNegative":     {input: map[string]any{"pullBackoffLimit": -1}, field: "input.pullBackoffLimit", fix: "use 0 to 20"},
+		"InputDeadlineTooShort":    {input: map[string]any{"pullDeadlineSeconds": 10}, field: "input.pullDeadlineSeconds", fix: "use 60 to 604800 seconds"},
+		"InputStallTooLong":        {input: map[string]any{"pullStallSeconds": 7200}, field: "input.pullStallSeconds", fix: "use 30 to 3600 seconds"},
+		"InputRolloutNoRoom":       {input: map[string]any{"rollout": map[string]any{"maxSurge": 0}}, field: "input.rollout", fix: "a rollout could never replace a server"},
+		"InputRolloutNoRoomPct":    {input: map[string]any{"rollout": map[string]any{"maxSurge": "0%", "maxUnavailable": "0%"}}, field: "input.rollout", fix: "allow a surge"},
+		"InputSurgeNegative":       {input: map[string]any{"rollout": map[string]any{"maxSurge": -1}}, field: "input.rollout.maxSurge", fix: "use a number of servers of 0 or more"},
+		"InputUnavailableWords":    {input: map[string]any{"rollout": map[string]any{"maxUnavailable": "half"}}, field: "input.rollout.maxUnavailable", fix: `write e.g. 1 or "25%"`},
+		"InputUnavailableOver":     {input: map[string]any{"rollout": map[string]any{"maxUnavailable": "150%"}}, field: "input.rollout.maxUnavailable", fix: "a percentage from 0% to 100%"},
 
 		// Malformed quantities and wrong types.
 		"CPUWithUnit":        {xr: set("4 cores", "spec", "resources", "cpu"), field: "spec.resources.cpu", fix: `write it like "500m", "4" or "16Gi"`},

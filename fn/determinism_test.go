@@ -34,7 +34,7 @@ type exampleCase struct {
 // exampleCases are every example at every stage the golden tests render:
 // the claim and each framework, the namespaced composite, the canary (at
 // rest and in the middle of a shift and a promotion), the ModelCache and a
-// service on it, and the locked-down Input.
+// service on it, the locked-down Input, and scale to zero.
 func exampleCases(t testing.TB) []exampleCase {
 	t.Helper()
 	input := compositionInput(t)
@@ -93,6 +93,15 @@ func exampleCases(t testing.TB) []exampleCase {
 		exampleCase{name: "locked-down/fresh", xr: lxr, input: locked},
 		exampleCase{name: "locked-down/serving", xr: lxr, input: locked, observed: readObserved(t, filepath.Join(lockedDownDir, "observed", "serving.yaml"))},
 		exampleCase{name: "locked-down/refused", xr: readYAML(t, filepath.Join(lockedDownDir, "refused.yaml")), input: locked},
+	)
+
+	keda := exampleInput(t, filepath.Join(scaleToZeroDir, "composition.yaml"))
+	zxr := readYAML(t, filepath.Join(scaleToZeroDir, "xr.yaml"))
+	out = append(out,
+		exampleCase{name: "scale-to-zero/fresh", xr: zxr, input: keda},
+		exampleCase{name: "scale-to-zero/serving", xr: zxr, input: keda, observed: readObserved(t, filepath.Join(scaleToZeroDir, "observed", "serving.yaml"))},
+		exampleCase{name: "scale-to-zero/idle", xr: zxr, input: keda, observed: readObserved(t, filepath.Join(scaleToZeroDir, "observed", "idle.yaml"))},
+		exampleCase{name: "scale-to-zero/refused", xr: zxr, input: input},
 	)
 	return out
 }

@@ -179,3 +179,13 @@ func nested(obj map[string]any, fields ...string) (any, bool) {
 	}
 	return cur, true
 }
+
+// conditionReason is the reason of the response's condition of that type.
+func conditionReason(rsp *fnv1.RunFunctionResponse, typ string) string {
+	for _, c := range rsp.GetConditions() {
+		if c.GetType() == typ {
+			return c.GetReason()
+		}
+	}
+	return ""
+}

@@ -34,6 +34,11 @@ type observed struct {
 	Deployments     map[string]*observedDeployment
 	HPAs            map[string]*autoscalingv2.HorizontalPodAutoscaler // metadata, spec and status
 	VersionServices map[string]*corev1.Service
+	// ScaledObjects are the KEDA ScaledObjects of services that scale to
+	// zero, by composition resource name (metadata and status).
+	ScaledObjects map[string]*scaledObject
+	// HTTPScaledObjects are their HTTP add-on objects (metadata, status).
+	HTTPScaledObjects map[string]*httpScaledObject
 	// names are every observed composition resource name.
 	names map[string]bool
 	// jobs are the observed pull Jobs, undecoded: the plan decodes the
@@ -54,11 +59,13 @@ type observedDeployment struct {
 // observe decodes the observed composed resources the function reads.
 func observe(ocds map[string]*fnv1.Resource) (observed, error) {
 	o := observed{
-		Deployments:     map[string]*observedDeployment{},
-		HPAs:            map[string]*autoscalingv2.HorizontalPodAutoscaler{},
-		VersionServices: map[string]*corev1.Service{},
-		names:           make(map[string]bool, len(ocds)),
-		jobs:            map[string]*structpb.Struct{},
+		Deployments:       map[string]*observedDeployment{},
+		HPAs:              map[string]*autoscalingv2.HorizontalPodAutoscaler{},
+		VersionServices:   map[string]*corev1.Service{},
+		ScaledObjects:     map[string]*scaledObject{},
+		HTTPScaledObjects: map[string]*httpScaledObject{},
+		names:             make(map[string]bool, len(ocds)),
+		jobs:              map[string]*structpb.Struct{},
 	}
 	// In name order, so that the first error is always the same one.
 	names := make([]string, 0, len(ocds))
@@ -89,6 +96,12 @@ func observe(ocds map[string]*fnv1.Resource) (observed, error) {
 		case name == resourceHPA || strings.HasPrefix(name, resourceHPA+"-"):
 			h := &autoscalingv2.HorizontalPodAutoscaler{}
 			o.HPAs[name], err = h, decodeFields(c, h, "metadata", "spec", "status")
+		case name == resourceScaledObject || strings.HasPrefix(name, resourceScaledObject+"-"):
+			so := &scaledObject{}
+			o.ScaledObjects[name], err = so, decodeFields(c, so, "metadata", "status")
+		case name == resourceHTTPScaledObject || strings.HasPrefix(name, resourceHTTPScaledObject+"-"):
+			so := &httpScaledObject{}
+			o.HTTPScaledObjects[name], err = so, decodeFields(c, so, "metadata", "status")
 		case strings.HasPrefix(name, resourceService+"-"):
 			svc := &corev1.Service{}
 			o.VersionServices[name], err = svc, decodeFields(c, svc, "metadata", "spec", "status")

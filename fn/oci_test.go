@@ -5,7 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/google/go-cmp/cmp"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -277,15 +276,6 @@ func TestOCIStorageWarns(t *testing.T) {
 	if w := strings.Join(warningsOf(rsp), "\n"); !strings.Contains(w, "spec.storage has no effect: pvc:// and oci://") {
 		t.Errorf("warnings %q", w)
 	}
-}
-
-func conditionReason(rsp *fnv1.RunFunctionResponse, typ string) string {
-	for _, c := range rsp.GetConditions() {
-		if c.GetType() == typ {
-			return c.GetReason()
-		}
-	}
-	return ""
 }
 
 // The oci example: a Composition that mounts image volumes, and a claim.

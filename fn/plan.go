@@ -52,6 +52,8 @@ type versionPlan struct {
 	// The version's observed objects; nil when not observed.
 	deployment *observedDeployment
 	hpa        *autoscalingv2.HorizontalPodAutoscaler
+	scaled     *scaledObject // its KEDA ScaledObject, scaling to zero
+	httpScaled *httpScaledObject
 	service    *corev1.Service // its own Service, in a split
 	// serving is what its servers mount; nil renders no Deployment (the
 	// first servers wait for the weights).
@@ -68,9 +70,12 @@ type versionPlan struct {
 	held, growing bool
 	// ready is how many of its servers are ready on the weights it wants.
 	ready int32
-	// renderHPA and renderService say its autoscaler and its own Service
-	// are returned.
-	renderHPA, renderService bool
+	// renderHPA, renderScaledObject and renderService say its
+	// autoscaler (an HPA, or a ScaledObject when it scales to zero) and
+	// its own Service are returned.
+	renderHPA, renderScaledObject, renderService bool
+	// renderHTTPScaledObject says its HTTP add-on object is returned.
+	renderHTTPScaledObject bool
 }
 
 // departingVersion is a version the spec no longer names (a canary
@@ -133,6 +138,8 @@ func newPlan(s *resolvedSpec, cache *cachedWeights, o observed) (*plan, error) {
 			modelVersion: v,
 			deployment:   o.Deployments[v.deploymentResource()],
 			hpa:          o.HPAs[v.hpaResource()],
+			scaled:       o.ScaledObjects[v.scaledObjectResource()],
+			httpScaled:   o.HTTPScaledObjects[v.httpScaledObjectResource()],
 			target:       v.Replicas,
 		}
 		if v.autoscaled(s) {
@@ -156,7 +163,11 @@ func newPlan(s *resolvedSpec, cache *cachedWeights, o observed) (*plan, error) {
 		if vp.target > 0 && vp.ready < vp.target && vp.observedCount() <= vp.target {
 			p.settled = false
 		}
-		vp.renderHPA = v.autoscaled(s) && (vp.serving != nil || vp.hpa != nil)
+		// One autoscaler at a time: moving between a floor of 0 and one
+		// above swaps the HPA and the ScaledObject in one call.
+		vp.renderHPA = v.autoscaled(s) && !v.scalesToZero(s) && (vp.serving != nil || vp.hpa != nil)
+		vp.renderScaledObject = v.scalesToZero(s) && (vp.serving != nil || vp.scaled != nil)
+		vp.renderHTTPScaledObject = vp.renderScaledObject && s.Autoscaling.ScaleToZero.HTTPScaler != ""
 		vp.renderService = s.Split && (vp.serving != nil || vp.service != nil)
 		p.volume = p.volume || src.ownVolume()
 		p.mainService = p.mainService || vp.serving != nil
@@ -194,6 +205,16 @@ func (vp *versionPlan) observedCount() int32 {
 		return desiredReplicas(vp.deployment.Deployment)
 	}
 	return 0
+}
+
+// liftFromZero says an HPA takes over servers observed at 0, as after
+// KEDA scaled them to zero and the claim raised its floor (or a standby
+// version got weight): an HPA does not scale a target of 0 replicas
+// (ScalingDisabled), so this call sets the Deployment's replicas to the
+// floor, and the next, observing them above 0, leaves them to the HPA.
+func (vp *versionPlan) liftFromZero(s *resolvedSpec) bool {
+	return vp.autoscaled(s) && !vp.scalesToZero(s) && vp.deployment != nil &&
+		vp.deployment.Spec.Replicas != nil && *vp.deployment.Spec.Replicas == 0 && vp.servers > 0
 }
 
 // departingVersions finds the observed objects of versions s no longer
@@ -386,13 +407,19 @@ func (p *plan) resources() ([]composedResource, []string) {
 		autoscaled := vp.autoscaled(s)
 		if vp.serving != nil {
 			var replicas *int32
-			if !autoscaled {
+			if !autoscaled || vp.liftFromZero(s) {
 				replicas = ptrTo(vp.servers)
 			}
 			add(vp.deploymentResource(), renderDeployment(s, vp.modelVersion, *vp.serving, replicas), deploymentReady(vp.deployment.object()))
 		}
 		if vp.renderHPA {
 			add(vp.hpaResource(), renderHPA(s, vp.modelVersion, vp.servers, max(vp.MaxReplicas, vp.servers)), hpaReady(vp.hpa))
+		}
+		if vp.renderScaledObject {
+			add(vp.scaledObjectResource(), renderScaledObject(s, vp.modelVersion, vp.MaxReplicas), scaledObjectReady(vp.scaled))
+		}
+		if vp.renderHTTPScaledObject {
+			add(vp.httpScaledObjectResource(), renderHTTPScaledObject(s, vp.modelVersion, vp.MaxReplicas), httpScaledObjectReady(vp.httpScaled))
 		}
 		if vp.renderService {
 			add(vp.serviceResource(), renderVersionService(s, vp.modelVersion), serviceReady(vp.service))

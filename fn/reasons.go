@@ -34,6 +34,9 @@ const (
 	reasonScaledToZero
 	reasonAvailable
 	reasonNoTraffic
+	reasonIdle
+	reasonWaking
+	reasonScalerNotReady
 	reasonCacheUnresolved
 	reasonCacheMissing
 	reasonCachePulling
@@ -178,6 +181,21 @@ var reasons = [numReasons]reasonDoc{
 		Name: "NoTraffic", Type: conditionServerReady, Status: true,
 		Means: "A version of a split has weight 0: its Deployment runs no server; its weights stay pulled. Phase `Standby` in `status.traffic`.",
 		Do:    "Nothing; give it a weight in `spec.traffic` to serve it again.",
+	},
+	reasonIdle: {
+		Name: "Idle", Type: conditionServerReady, Status: true,
+		Means: "The service scales to zero (`spec.replicas.min: 0` with autoscaling, on a platform with `input.keda`) and KEDA stopped every server after `input.keda.cooldownPeriod` seconds without an in-flight request. Phase `Idle`, `Ready`, `status.url` set; the weights stay cached.",
+		Do:    "Nothing. The first request waits for a server to start and load the model: for that to happen something in front of the servers must hold or count it (KEDA's HTTP add-on, a Gateway metric; see docs/scale-to-zero.md). Set `spec.replicas.min` to 1 to keep a server warm.",
+	},
+	reasonWaking: {
+		Name: "Waking", Type: conditionServerReady, Status: false,
+		Means: "The service was at zero and KEDA reports in-flight requests (its ScaledObject is `Active`): a server is being started. Phase `Starting`.",
+		Do:    "Wait: the first requests wait for the model to load. If it stays, look at the pods as for `Starting`.",
+	},
+	reasonScalerNotReady: {
+		Name: "ScalerNotReady", Type: conditionServerReady, Status: false,
+		Means: "No server runs and the ScaledObject is not `Ready` (KEDA's operator is not running, or its Prometheus query fails), so nothing would start a server. Phase `Degraded`. With servers running, the same cause is a warning and they keep their count.",
+		Do:    "Platform team: check that KEDA runs and can reach `input.keda.prometheusAddress` (`kubectl -n <ns> describe scaledobject/<name>`; the message carries KEDA's condition). To serve meanwhile, set `spec.replicas.min` to 1.",
 	},
 	reasonCacheUnresolved: {
 		Name: "CacheUnresolved", Type: conditionWeightsReady, Status: false,

@@ -141,6 +141,9 @@ type autoscaling struct {
 	CPUUtilization *int32
 	Concurrency    *int32
 	Metric         string // the runtime's concurrency metric
+	// ScaleToZero, with spec.replicas.min 0, scales the servers with a
+	// KEDA ScaledObject instead of an HPA; nil otherwise.
+	ScaleToZero *scaleToZero
 }
 
 type storage struct {
@@ -253,7 +256,7 @@ func resolve(xr *v1alpha1.XInferenceService, in *v1beta1.Input) (*resolvedSpec, 
 	checkModelCredentials(m, in, &errs)
 	checkOCISource(m, "spec.model.uri", "spec.model.revision", "spec.model.credentialsSecretRef", in, &errs, &warnings)
 	resolveCacheRef(ns, spec, &errs)
-	bounds := resolveReplicas(spec, rt, m.Framework, &errs, &warnings)
+	bounds := resolveReplicas(spec, rt, m.Framework, in, &errs, &warnings)
 	versions = spread(versions, bounds)
 	servers := resolveResources(spec.Resources, m.Framework, in, &errs, &warnings)
 	st := resolveStorage(spec.Storage, in, versions, bounds, split, &errs, &warnings)
@@ -631,7 +634,7 @@ func reserved(name string) bool {
 
 // resolveReplicas checks spec.replicas and spec.autoscaling; rt is the
 // runtime, whose concurrency metric targetConcurrency scales on.
-func resolveReplicas(spec v1alpha1.InferenceServiceSpec, rt v1beta1.RuntimePreset, fw v1alpha1.Framework, errs *fieldErrors, warnings *[]string) replicaBounds {
+func resolveReplicas(spec v1alpha1.InferenceServiceSpec, rt v1beta1.RuntimePreset, fw v1alpha1.Framework, in *v1beta1.Input, errs *fieldErrors, warnings *[]string) replicaBounds {
 	s := replicaBounds{MinReplicas: 1}
 	if r := spec.Replicas; r != nil {
 		if r.Min != nil {
@@ -667,8 +670,8 @@ func resolveReplicas(spec v1alpha1.InferenceServiceSpec, rt v1beta1.RuntimePrese
 		return s
 	}
 	as := &autoscaling{CPUUtilization: a.TargetCPUUtilization, Concurrency: a.TargetConcurrency}
-	if s.MinReplicas < 1 {
-		errs.add("spec.replicas.min", "must be at least 1 when spec.autoscaling.enabled is true: a HorizontalPodAutoscaler cannot scale to zero")
+	if s.MinReplicas == 0 {
+		as.ScaleToZero = resolveScaleToZero(spec, rt, fw, in, errs)
 	}
 	if t := a.TargetCPUUtilization; t != nil && (*t < 1 || *t > 100) {
 		errs.add("spec.autoscaling.targetCPUUtilization", "%d is out of range; use a percentage from 1 to 100", *t)
@@ -682,10 +685,10 @@ func resolveReplicas(spec v1alpha1.InferenceServiceSpec, rt v1beta1.RuntimePrese
 		}
 		as.Metric = rt.ConcurrencyMetric
 	}
-	if as.CPUUtilization == nil && as.Concurrency == nil {
+	if as.CPUUtilization == nil && as.Concurrency == nil && as.ScaleToZero == nil {
 		as.CPUUtilization = ptrTo(defaultCPUUtilization)
 	}
-	if s.MaxReplicas == s.MinReplicas {
+	if s.MaxReplicas == s.MinReplicas && s.MinReplicas > 0 {
 		*warnings = append(*warnings, fmt.Sprintf("spec.replicas.max: the autoscaler cannot scale beyond %d servers while max equals min; raise spec.replicas.max", s.MinReplicas))
 	}
 	s.Autoscaling = as

@@ -73,6 +73,12 @@ func (p *plan) report() report {
 			r.Warnings = append(r.Warnings, fmt.Sprintf("spec.autoscaling: the autoscaler %s cannot scale yet (%s: %s); the servers stay at their current count until the cluster's metrics pipeline serves %s", vp.serverName(s), c.Reason, c.Message, autoscalerMetrics(s)))
 		}
 	}
+	for _, vp := range p.versions {
+		if vp.scaled == nil || !vp.scalesToZero(s) || scaledObjectReady(vp.scaled) {
+			continue
+		}
+		r.Warnings = append(r.Warnings, fmt.Sprintf("spec.autoscaling: KEDA has not made the ScaledObject %s ready (%s); the servers stay at their current count until it can read %s from input.keda.prometheusAddress", vp.serverName(s), kedaReadyMessage(vp.scaled), s.Autoscaling.Metric))
+	}
 	for _, d := range p.departing {
 		if d.renderDeployment {
 			r.Status.ReadyReplicas += d.deployment.Status.ReadyReplicas
@@ -118,6 +124,8 @@ func serverCondition(s *resolvedSpec, vp *versionPlan) condition {
 	switch {
 	case want == 0 && s.Split && v.Weight == 0 && deploymentReady(d):
 		return reasonNoTraffic.condition(fmt.Sprintf("spec.traffic gives version %s weight 0: no server runs; its weights stay cached", v.Model.Version))
+	case want == 0 && v.scalesToZero(s):
+		return idleCondition(s, vp)
 	case want == 0:
 		return reasonScaledToZero.condition("spec.replicas.min is 0: no server runs; the weights stay cached")
 	case deploymentReady(d):
@@ -158,6 +166,12 @@ func phaseFor(s *resolvedSpec, vp *versionPlan, weights, server condition) (v1al
 		return v1alpha1.PhaseDegraded, server.Message
 	case reasonNoTraffic:
 		return v1alpha1.PhaseStandby, server.Message
+	case reasonIdle:
+		return v1alpha1.PhaseIdle, fmt.Sprintf("idle at %s: %s", versionURL(s, vp.modelVersion), server.Message)
+	case reasonWaking:
+		return v1alpha1.PhaseStarting, server.Message
+	case reasonScalerNotReady:
+		return v1alpha1.PhaseDegraded, server.Message
 	}
 	// The servers answer. Say so, unless a newer model failed to pull.
 	url := versionURL(s, vp.modelVersion)
@@ -168,6 +182,42 @@ func phaseFor(s *resolvedSpec, vp *versionPlan, weights, server condition) (v1al
 		return v1alpha1.PhaseServing, fmt.Sprintf("serving the previous weights at %s while %s", url, weights.Message)
 	default:
 		return v1alpha1.PhaseServing, fmt.Sprintf("serving %s at %s (%s)", vp.source.uri(), url, server.Message)
+	}
+}
+
+// idleCondition is the ServerReady condition of a version that scales to
+// zero and whose Deployment is at zero:
+//  1. KEDA's Active=True: a request woke it, a server is on its way
+//     (Waking);
+//  2. the ScaledObject is not Ready=True: nothing would wake it
+//     (ScalerNotReady);
+//  3. otherwise Idle: ready, answering again on demand.
+func idleCondition(s *resolvedSpec, vp *versionPlan) condition {
+	z := s.Autoscaling.ScaleToZero
+	switch {
+	case vp.scaled.active():
+		return reasonWaking.condition(fmt.Sprintf("KEDA reports in-flight requests (%s above 0): starting a server; loading a model can take up to %ds", s.Autoscaling.Metric, *s.Runtime.StartupSeconds))
+	case !scaledObjectReady(vp.scaled):
+		return reasonScalerNotReady.condition(fmt.Sprintf("no server runs and KEDA has not made the ScaledObject %s ready (%s), so no request can wake the service; see: kubectl describe -n %s scaledobject/%s", vp.serverName(s), kedaReadyMessage(vp.scaled), s.Namespace, vp.serverName(s)))
+	case z.HTTPScaler != "":
+		return reasonIdle.condition(fmt.Sprintf("scaled to zero after %ds without an in-flight request; a request through KEDA's HTTP add-on (Host %s.%s.svc.cluster.local) starts a server; the weights stay cached", z.Cooldown, s.Name, s.Namespace))
+	default:
+		return reasonIdle.condition(fmt.Sprintf("scaled to zero after %ds without an in-flight request; KEDA starts a server when %s is above 0 (checked every %ds); the weights stay cached", z.Cooldown, s.Autoscaling.Metric, z.Polling))
+	}
+}
+
+// kedaReadyMessage describes the ScaledObject's Ready condition.
+func kedaReadyMessage(o *scaledObject) string {
+	c := o.condition("Ready")
+	switch {
+	case o == nil:
+		return "not observed yet"
+	case c == nil:
+		return "no Ready condition yet: is KEDA's operator running?"
+	case c.Message != "":
+		return fmt.Sprintf("Ready=%s: %s: %s", c.Status, c.Reason, c.Message)
+	default:
+		return fmt.Sprintf("Ready=%s: %s", c.Status, c.Reason)
 	}
 }
 

@@ -131,6 +131,10 @@ type Input struct {
 	// volumes, or refused. Left out, they are refused.
 	// +optional
 	OCI *OCISettings `json:"oci,omitempty"`
+	// KEDA lets claims scale to zero (spec.replicas.min 0 with autoscaling)
+	// through a KEDA ScaledObject. Left out, such claims are refused.
+	// +optional
+	KEDA *KEDASettings `json:"keda,omitempty"`
 }
 
 // Policy holds the platform's limits and allow-lists. Every field is
@@ -373,7 +377,10 @@ type RuntimePreset struct {
 	// ConcurrencyMetric is the Pods metric, as the cluster's custom metrics
 	// adapter serves it, that counts in-flight requests per server. Claims
 	// that set spec.autoscaling.targetConcurrency scale on it; a framework
-	// without one refuses such claims.
+	// without one refuses such claims. Claims that scale to zero
+	// (input.keda) have KEDA query Prometheus for it under the same name,
+	// summed over the claim's servers; it must then be a Prometheus metric
+	// name.
 	// +optional
 	ConcurrencyMetric string `json:"concurrencyMetric,omitempty"`
 }

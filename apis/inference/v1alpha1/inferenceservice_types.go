@@ -31,7 +31,7 @@ var Frameworks = []Framework{FrameworkVLLM, FrameworkTriton, FrameworkTGI, Frame
 type AccessMode string
 
 // Phase summarises where an InferenceService is in its life.
-// +kubebuilder:validation:Enum=Pending;Pulling;Starting;Serving;Degraded;Failed;Standby
+// +kubebuilder:validation:Enum=Pending;Pulling;Starting;Serving;Degraded;Failed;Standby;Idle
 type Phase string
 
 // Phases of an InferenceService.
@@ -52,6 +52,11 @@ const (
 	// PhaseStandby: a version of a traffic split has weight 0: its weights
 	// are pulled and its objects kept, but no server runs.
 	PhaseStandby Phase = "Standby"
+	// PhaseIdle: the service scales to zero (spec.replicas.min 0 with
+	// autoscaling) and KEDA has stopped every server after a quiet
+	// cooldown; it answers again once a request wakes it. The weights stay
+	// cached and status.url stays set.
+	PhaseIdle Phase = "Idle"
 )
 
 // XInferenceService is the composite resource behind an InferenceService
@@ -75,7 +80,6 @@ type XInferenceService struct {
 }
 
 // InferenceServiceSpec describes the model to serve and how to serve it.
-// +kubebuilder:validation:XValidation:rule="!has(self.autoscaling) || !self.autoscaling.enabled || !has(self.replicas) || !has(self.replicas.min) || self.replicas.min >= 1",message="spec.replicas.min must be at least 1 when spec.autoscaling.enabled is true: a HorizontalPodAutoscaler cannot scale to zero"
 // +kubebuilder:validation:XValidation:rule="!has(self.traffic) || self.traffic.map(t, t.weight).sum() == 100",message="spec.traffic: the weights must sum to 100"
 // +kubebuilder:validation:XValidation:rule="!has(self.traffic) || (has(self.model.version) && self.traffic.exists(t, t.version == self.model.version))",message="spec.traffic must list spec.model.version, the primary version; set spec.model.version and give it a weight"
 // +kubebuilder:validation:XValidation:rule="!has(self.traffic) || self.traffic.all(t, (has(self.model.version) && t.version == self.model.version) || has(t.uri))",message="spec.traffic: every version other than spec.model.version needs a uri"
@@ -313,7 +317,12 @@ type ServeSpec struct {
 // +kubebuilder:validation:XValidation:rule="!has(self.min) || !has(self.max) || self.min <= self.max",message="spec.replicas.min must not exceed spec.replicas.max"
 type ReplicasSpec struct {
 	// Min is the number of servers without autoscaling, and the floor with
-	// it. Zero stops serving but keeps the cached weights. With
+	// it. Zero stops serving but keeps the cached weights; with autoscaling
+	// it scales to zero, which the platform must allow (input.keda): a
+	// KEDA ScaledObject then replaces the HorizontalPodAutoscaler, stops
+	// every server after a quiet cooldown and starts them again on
+	// demand (phase Idle in between). Scaling to zero does not combine
+	// with spec.traffic. With
 	// spec.traffic it is apportioned between the versions (see there):
 	// the versions' servers add up to min, or to the number of versions of
 	// weight above 0 when that is more.
@@ -350,10 +359,11 @@ type ResourcesSpec struct {
 	GPU *int32 `json:"gpu,omitempty"`
 }
 
-// AutoscalingSpec turns on a HorizontalPodAutoscaler for the servers.
+// AutoscalingSpec turns on a HorizontalPodAutoscaler for the servers, or
+// a KEDA ScaledObject when spec.replicas.min is 0.
 type AutoscalingSpec struct {
-	// Enabled creates the HorizontalPodAutoscaler. The Deployment then
-	// leaves spec.replicas to it.
+	// Enabled creates the HorizontalPodAutoscaler (the ScaledObject with
+	// spec.replicas.min 0). The Deployment then leaves spec.replicas to it.
 	Enabled bool `json:"enabled"`
 
 	// TargetCPUUtilization is the average CPU utilisation, in percent of the
@@ -367,7 +377,10 @@ type AutoscalingSpec struct {
 	// TargetConcurrency is the average number of in-flight requests per
 	// server the autoscaler aims for. It scales on the runtime's
 	// concurrency metric (a Pods metric served by the cluster's custom
-	// metrics adapter), which the platform names per framework.
+	// metrics adapter), which the platform names per framework. Required
+	// to scale to zero: with no server running there is no CPU to measure,
+	// and the ScaledObject's Prometheus trigger aims for this many
+	// in-flight requests per server.
 	// +optional
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=100000
