@@ -91,6 +91,7 @@ func (p *plan) report() report {
 	if p.route != nil {
 		r.Status.RouteURL = routeURL(s)
 	}
+	r.Status.Pulls = p.pullStatuses()
 	return r
 }
 
