@@ -93,7 +93,7 @@ echo "pulled $MODEL_URI into $TARGET_DIR"
 	// its standard input, never on a command line. A report that fails
 	// is logged once and the download goes on: progress is never a
 	// reason to fail a pull. progress_stop sends the last report.
-	progress = `cr=$(printf '')
+	progress = `cr=$(printf '\r')
 progress_pid=""
 progress_report() {
   bytes=$(progress_bytes); total=$(progress_total); now=$(date +%s)
@@ -104,8 +104,9 @@ progress_report() {
   last_b=$bytes; last_t=$now
   host="$KUBERNETES_SERVICE_HOST"; case "$host" in *:*) host="[$host]" ;; esac
   body=$(printf '{"data":{"bytes":"%s","total":"%s","rate":"%s","startedAt":"%s","updatedAt":"%s"}}' "$bytes" "$total" "$rate" "$started" "$(date -u +%Y-%m-%dT%H:%M:%SZ)")
-  if ! printf 'header = "Authorization: Bearer %s"
-' "$(cat "$sa/token")" | curl --fail --silent --show-error --max-time 10 -K -       --cacert "$sa/ca.crt" -H 'Content-Type: application/merge-patch+json' -X PATCH --data "$body" -o /dev/null       "https://$host:$KUBERNETES_SERVICE_PORT$` + EnvProgressPath + `" && [ -z "$warned" ]; then
+  if ! printf 'header = "Authorization: Bearer %s"\n' "$(cat "$sa/token")" | curl --fail --silent --show-error --max-time 10 -K - \
+      --cacert "$sa/ca.crt" -H 'Content-Type: application/merge-patch+json' -X PATCH --data "$body" -o /dev/null \
+      "https://$host:$KUBERNETES_SERVICE_PORT$` + EnvProgressPath + `" && [ -z "$warned" ]; then
     echo "progress: cannot report to $` + EnvProgressPath + `; the download goes on" >&2; warned=1
   fi
 }
