@@ -52,11 +52,15 @@ type pullProgress struct {
 }
 
 // resolveProgress reads input.pullProgress; nil when pulls do not report.
-func resolveProgress(in *v1beta1.Input) *pullProgress {
-	if n := in.ProgressInterval(); n > 0 {
-		return &pullProgress{Interval: n}
+func resolveProgress(in *v1beta1.Input, errs *fieldErrors) *pullProgress {
+	n := in.ProgressInterval()
+	if n == 0 {
+		return nil
 	}
-	return nil
+	if n < 2 || n > 300 {
+		errs.add("input.pullProgress.intervalSeconds", "%d is out of range; use 2 to 300 seconds (each report is a PATCH to the API server and a reconcile of the claim)", n)
+	}
+	return &pullProgress{Interval: n}
 }
 
 // progressName names a pull's progress objects, after its weights.

@@ -266,6 +266,7 @@ func resolve(xr *v1alpha1.XInferenceService, in *v1beta1.Input) (*resolvedSpec, 
 	var npErrs fieldErrors
 	np := resolveNetworkPolicy(ns, in, &npErrs)
 	pm := resolvePodMonitor(rt, in, &errs)
+	progress := resolveProgress(in, &errs)
 
 	s := &resolvedSpec{
 		Name: name, Namespace: ns,
@@ -275,7 +276,7 @@ func resolve(xr *v1alpha1.XInferenceService, in *v1beta1.Input) (*resolvedSpec, 
 		Storage: st, Volume: name + "-weights", pullSettings: pulls, Rollout: ro,
 		Versions: versions, Split: split,
 		NetworkPolicy: np, Gateway: gw,
-		Progress: resolveProgress(in), PodMonitor: pm,
+		Progress: progress, PodMonitor: pm,
 	}
 	checkPolicy(s, spec, in, &errs)
 	errs = append(errs, npErrs...)

@@ -104,10 +104,11 @@ progress_report() {
   last_b=$bytes; last_t=$now
   host="$KUBERNETES_SERVICE_HOST"; case "$host" in *:*) host="[$host]" ;; esac
   body=$(printf '{"data":{"bytes":"%s","total":"%s","rate":"%s","startedAt":"%s","updatedAt":"%s"}}' "$bytes" "$total" "$rate" "$started" "$(date -u +%Y-%m-%dT%H:%M:%SZ)")
-  if ! printf 'header = "Authorization: Bearer %s"\n' "$(cat "$sa/token")" | curl --fail --silent --show-error --max-time 10 -K - \
+  if ! err=$(printf 'header = "Authorization: Bearer %s"\n' "$(cat "$sa/token")" | curl --fail --silent --show-error --max-time 10 -K - \
       --cacert "$sa/ca.crt" -H 'Content-Type: application/merge-patch+json' -X PATCH --data "$body" -o /dev/null \
-      "https://$host:$KUBERNETES_SERVICE_PORT$` + EnvProgressPath + `" && [ -z "$warned" ]; then
-    echo "progress: cannot report to $` + EnvProgressPath + `; the download goes on" >&2; warned=1
+      "https://$host:$KUBERNETES_SERVICE_PORT$` + EnvProgressPath + `" 2>&1); then
+    [ -n "$warned" ] || echo "progress: cannot report to $` + EnvProgressPath + ` ($err); the download goes on" >&2
+    warned=1
   fi
 }
 progress_start() {

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -15,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -69,6 +71,7 @@ func (s *infernoSuite) pullProgress(t *testing.T) {
 	}
 	installPodMonitorCRD(ctx, t)
 	ensureProgressComposition(ctx, t)
+	checkAPIFromNode(ctx, t)
 
 	w := publishBigWeights(t, "big-v1", "inferno progress v1", bigWeights)
 	env.origin.Throttle("/big-v1/model.markov", bigRate)
@@ -179,6 +182,52 @@ func (s *infernoSuite) pullProgress(t *testing.T) {
 	}
 	waitClaimsReady(ctx, t, realNS, []string{name}, 2*time.Minute)
 	sc.note("PodMonitor %s: port %d path %s answers with the server's metrics; claim Ready (PodMonitor ready once observed)", name, port, path)
+}
+
+// checkAPIFromNode says how the real node reaches the API server: the
+// `kubernetes` Service's endpoints, the forwarder on the bridge, and the
+// Service's ClusterIP through kube-proxy's rules, from the host.
+func checkAPIFromNode(ctx context.Context, t *testing.T) {
+	t.Helper()
+	slices, err := env.admin.Typed.DiscoveryV1().EndpointSlices("default").List(ctx, metav1.ListOptions{LabelSelector: "kubernetes.io/service-name=kubernetes"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range slices.Items {
+		for _, e := range s.Endpoints {
+			t.Logf("kubernetes EndpointSlice %s: %v ready=%v ports %v", s.Name, e.Addresses, e.Conditions.Ready != nil && *e.Conditions.Ready, portsOf(s.Ports))
+		}
+	}
+	for _, addr := range []string{net.JoinHostPort(realBridgeIP(), fmt.Sprint(env.cp.APIPort)), "10.0.0.1:443"} {
+		err := kube.Eventually(ctx, 30*time.Second, 500*time.Millisecond, "a TCP connection to "+addr, func(ctx context.Context) (bool, string, error) {
+			c, err := net.DialTimeout("tcp", addr, 2*time.Second)
+			if err != nil {
+				return false, err.Error(), nil
+			}
+			c.Close()
+			return true, "", nil
+		})
+		if err != nil {
+			out, _ := exec.Command("iptables-save", "-t", "nat").CombinedOutput()
+			var lines []string
+			for _, l := range strings.Split(string(out), "\n") {
+				if strings.Contains(l, "default/kubernetes") {
+					lines = append(lines, l)
+				}
+			}
+			t.Fatalf("%v; kube-proxy's rules for the kubernetes Service:\n%s", err, strings.Join(lines, "\n"))
+		}
+	}
+}
+
+func portsOf(ps []discoveryv1.EndpointPort) []int32 {
+	var out []int32
+	for _, p := range ps {
+		if p.Port != nil {
+			out = append(out, *p.Port)
+		}
+	}
+	return out
 }
 
 func firstOf(s []string) string {
