@@ -23,7 +23,7 @@ import (
 // can name them before its own hash is known:
 //   - the ConfigMap, rendered without data: Crossplane applies it with
 //     server-side apply, so the data the pod writes is another field
-//     manager's and survives every apply (test/e2e: 25-pull-progress);
+//     manager's and survives every apply (test/e2e: 31-pull-progress);
 //   - a ServiceAccount the pull pod runs under, with a token projected
 //     into the pull pod only (automountServiceAccountToken stays false);
 //   - a Role that allows get and patch of that one ConfigMap

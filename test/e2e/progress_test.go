@@ -24,7 +24,7 @@ import (
 	"github.com/inferno-ai/function-inferno/test/e2e/kube"
 )
 
-// --- 25 pull progress --------------------------------------------------------
+// --- 31 pull progress --------------------------------------------------------
 
 const (
 	// progressPool labels the Composition whose Input turns on pull
@@ -64,7 +64,7 @@ func (s *infernoSuite) pullProgress(t *testing.T) {
 		t.Skip("no real node (-real-node=false)")
 	}
 	ctx := context.Background()
-	sc := env.summary.start(t, "25 pull progress (real node)")
+	sc := env.summary.start(t, "31 pull progress (real node)")
 	sc.onRealNode(false)
 	if err := env.createTeamNamespace(ctx, realNS); err != nil {
 		t.Fatal(err)
@@ -186,7 +186,9 @@ func (s *infernoSuite) pullProgress(t *testing.T) {
 
 // checkAPIFromNode says how the real node reaches the API server: the
 // `kubernetes` Service's endpoints, the forwarder on the bridge, and the
-// Service's ClusterIP through kube-proxy's rules, from the host.
+// Service's ClusterIP through kube-proxy's rules, from the host. (Pods
+// take the same rules once they have a route to the Service range: the
+// node's CNI routes it through the bridge, see realnode.Options.)
 func checkAPIFromNode(ctx context.Context, t *testing.T) {
 	t.Helper()
 	slices, err := env.admin.Typed.DiscoveryV1().EndpointSlices("default").List(ctx, metav1.ListOptions{LabelSelector: "kubernetes.io/service-name=kubernetes"})

@@ -99,10 +99,13 @@ func (e *environment) startRealNode(ctx context.Context) error {
 		Client:          e.admin.Typed,
 		Bridge:          realBridge,
 		Subnet:          subnet,
-		Labels:          map[string]string{poolLabel: realPool},
-		Taints:          []corev1.Taint{{Key: poolLabel, Value: realPool, Effect: corev1.TaintEffectNoSchedule}},
-		PauseImage:      pauseImage,
-		PauseTarball:    tarballs[pauseImage],
+		// Pods reach ClusterIPs: pull pods report progress to the API
+		// server through the `kubernetes` Service.
+		ServiceCIDR:  netip.MustParsePrefix(controlplane.ServiceCIDR),
+		Labels:       map[string]string{poolLabel: realPool},
+		Taints:       []corev1.Taint{{Key: poolLabel, Value: realPool, Effect: corev1.TaintEffectNoSchedule}},
+		PauseImage:   pauseImage,
+		PauseTarball: tarballs[pauseImage],
 	})
 	if err != nil {
 		return err

@@ -73,6 +73,9 @@ func BinariesIn(dir string) Binaries {
 	}
 }
 
+// ServiceCIDR is the Services' virtual address range.
+const ServiceCIDR = "10.0.0.0/16"
+
 // Options configure Start.
 type Options struct {
 	Binaries Binaries
@@ -253,7 +256,7 @@ func Start(ctx context.Context, o Options) (cp *ControlPlane, err error) {
 		// InferenceService takes one or more: a /24 held 254 Services and
 		// `make scale N=1000` ran out ("failed to allocate a serviceIP:
 		// range is full").
-		"--service-cluster-ip-range=10.0.0.0/16",
+		"--service-cluster-ip-range=" + ServiceCIDR,
 		"--audit-policy-file=" + policy,
 		"--audit-log-path=" + cp.AuditLog,
 		"--audit-log-format=json",
