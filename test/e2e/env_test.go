@@ -51,12 +51,12 @@ type environment struct {
 	mode string
 	// node is the real node (nil with -real-node=false), origin its model
 	// origin, nodeSetup how long both took to start.
-	node      *realnode.Node
-	origin    *origin
+	node   *realnode.Node
+	origin *origin
 	// apiForward forwards the API server's advertised address on the
 	// bridge to 127.0.0.1, for pods.
 	apiForward net.Listener
-	nodeSetup time.Duration
+	nodeSetup  time.Duration
 	// fakeServer is the fake model server's binary, also run here as the
 	// weights writer and the answers' oracle.
 	fakeServer string

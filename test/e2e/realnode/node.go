@@ -73,8 +73,8 @@ type Options struct {
 	// `kubernetes` Service's included. Pods get no default route:
 	// nothing but the host, each other and the Services.
 	ServiceCIDR netip.Prefix
-	Labels map[string]string
-	Taints []corev1.Taint
+	Labels      map[string]string
+	Taints      []corev1.Taint
 	// PauseImage is the sandbox image's tag and PauseTarball its
 	// docker-archive, imported before the kubelet starts.
 	PauseImage, PauseTarball string
