@@ -279,6 +279,10 @@ func TestBadInput(t *testing.T) {
 		"InputServiceAccountBadName":       {input: map[string]any{"serverServiceAccount": map[string]any{"name": "Model_Servers"}}, field: "input.serverServiceAccount.name", fix: "is not a ServiceAccount name"},
 		"NetworkPolicyBadGatewayNamespace": {input: map[string]any{"networkPolicy": map[string]any{"enabled": true, "gatewayNamespace": "Gateways"}}, field: "input.networkPolicy.gatewayNamespace", fix: "is not a namespace name"},
 		"NetworkPolicyBadMetricsNamespace": {input: map[string]any{"networkPolicy": map[string]any{"enabled": true, "metricsNamespace": "monitoring_ns"}}, field: "input.networkPolicy.metricsNamespace", fix: "is not a namespace name"},
+		"PodMonitorBadInterval":            {input: map[string]any{"monitoring": map[string]any{"podMonitor": map[string]any{"enabled": true, "interval": "30 seconds"}}}, field: "input.monitoring.podMonitor.interval", fix: "write e.g. 30s"},
+		"PodMonitorBadLabelKey":            {input: map[string]any{"monitoring": map[string]any{"podMonitor": map[string]any{"enabled": true, "labels": map[string]any{"a b": "x"}}}}, field: "input.monitoring.podMonitor.labels", fix: "is not a label key"},
+		"PodMonitorBadLabelValue":          {input: map[string]any{"monitoring": map[string]any{"podMonitor": map[string]any{"enabled": true, "labels": map[string]any{"release": "prom etheus"}}}}, field: "input.monitoring.podMonitor.labels[release]", fix: "is not a label value"},
+		"PullProgressIntervalTooShort":     {input: map[string]any{"pullProgress": map[string]any{"enabled": true, "intervalSeconds": 1}}, field: "input.pullProgress.intervalSeconds", fix: "use 2 to 300 seconds"},
 		"InputBadHostEntry":                {input: map[string]any{"policy": map[string]any{"allowedURIHosts": []any{"models.internal"}}}, field: "input.policy.allowedURIHosts", fix: "e.g. hf://meta-llama"},
 		// Names another owner already has (names.go).
 		"NameTakenByCanary": {

@@ -156,6 +156,9 @@ func renderPullJob(s *resolvedSpec, v *modelVersion) pullJob {
 			},
 		},
 	}
+	if s.Progress != nil {
+		progressPod(s, m, &template.Spec)
+	}
 	hash := shortHash(template)
 	return pullJob{
 		Resource: resourceJobPrefix + hash,

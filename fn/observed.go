@@ -46,6 +46,8 @@ type observed struct {
 	// alone: the function stops returning them, and Crossplane deletes
 	// them.
 	jobs map[string]*structpb.Struct
+	// progress are the pulls' progress ConfigMaps (metadata and data).
+	progress map[string]*corev1.ConfigMap
 }
 
 // observedDeployment is an observed Deployment: metadata, spec without its
@@ -66,6 +68,7 @@ func observe(ocds map[string]*fnv1.Resource) (observed, error) {
 		HTTPScaledObjects: map[string]*httpScaledObject{},
 		names:             make(map[string]bool, len(ocds)),
 		jobs:              map[string]*structpb.Struct{},
+		progress:          map[string]*corev1.ConfigMap{},
 	}
 	// In name order, so that the first error is always the same one.
 	names := make([]string, 0, len(ocds))
@@ -107,6 +110,9 @@ func observe(ocds map[string]*fnv1.Resource) (observed, error) {
 			o.VersionServices[name], err = svc, decodeFields(c, svc, "metadata", "spec", "status")
 		case strings.HasPrefix(name, resourceJobPrefix):
 			o.jobs[name] = c
+		case isProgressConfigMap(name):
+			cm := &corev1.ConfigMap{}
+			o.progress[name], err = cm, decodeFields(c, cm, "metadata", "data")
 		}
 		if err != nil {
 			return o, decodeError(name, err)

@@ -450,6 +450,9 @@ func (p *plan) resources() ([]composedResource, []string) {
 		}
 		add(resourceNetworkPolicy, renderServerPolicy(s), networkPolicyReady(o.has(resourceNetworkPolicy)))
 	}
+	if s.PodMonitor != nil {
+		add(resourcePodMonitor, renderPodMonitor(s), o.has(resourcePodMonitor))
+	}
 	return out, warnings
 }
 

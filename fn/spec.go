@@ -74,6 +74,12 @@ type resolvedSpec struct {
 	// routed exactly by an HTTPRoute, which stays once the split ends.
 	// Nil without one.
 	Gateway *gateway
+	// Progress, when the Input turns it on, has pull Jobs report their
+	// progress (progress.go); nil without.
+	Progress *pullProgress
+	// PodMonitor, when the Input turns it on, is how the servers'
+	// metrics are scraped; nil renders no PodMonitor.
+	PodMonitor *podMonitor
 }
 
 // model is spec.model, parsed.
@@ -266,6 +272,8 @@ func resolve(xr *v1alpha1.XInferenceService, in *v1beta1.Input) (*resolvedSpec, 
 	// The NetworkPolicy's refusals are reported after the policy's.
 	var npErrs fieldErrors
 	np := resolveNetworkPolicy(ns, in, &npErrs)
+	pm := resolvePodMonitor(rt, in, &errs)
+	progress := resolveProgress(in, &errs)
 
 	s := &resolvedSpec{
 		Name: name, Namespace: ns,
@@ -275,6 +283,7 @@ func resolve(xr *v1alpha1.XInferenceService, in *v1beta1.Input) (*resolvedSpec, 
 		Storage: st, Volume: name + "-weights", pullSettings: pulls, Rollout: ro,
 		Versions: versions, Split: split,
 		NetworkPolicy: np, Gateway: gw,
+		Progress: progress, PodMonitor: pm,
 	}
 	checkPolicy(s, spec, in, &errs)
 	errs = append(errs, npErrs...)

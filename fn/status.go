@@ -97,6 +97,7 @@ func (p *plan) report() report {
 	if p.route != nil {
 		r.Status.RouteURL = routeURL(s)
 	}
+	r.Status.Pulls = p.pullStatuses()
 	return r
 }
 

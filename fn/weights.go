@@ -80,6 +80,10 @@ type pulledWeights struct {
 	// why a failed pull failed.
 	detail  string
 	failure pullFailure
+	// progress are the pull's progress objects, report what its pod last
+	// reported (nil before it did, or without input.pullProgress).
+	progress []composedResource
+	report   *progressReport
 }
 
 func newPulledWeights(s *resolvedSpec, v *modelVersion, o observed) (*pulledWeights, error) {
@@ -91,6 +95,10 @@ func newPulledWeights(s *resolvedSpec, v *modelVersion, o observed) (*pulledWeig
 	p := &pulledWeights{s: s, model: v.Model, job: job, observed: observedJob, pvc: o.PVC}
 	p.pull, p.detail = pullState(observedJob)
 	p.failure = pullFailureOf(observedJob)
+	if s.Progress != nil {
+		p.progress = progressResources(s, v, o)
+		p.report = readProgress(o.progress[resourceProgressPrefix+v.Model.Hash])
+	}
 	return p, nil
 }
 
@@ -102,7 +110,7 @@ func (p *pulledWeights) ownVolume() bool { return true }
 func (p *pulledWeights) uri() string     { return p.model.URI }
 
 func (p *pulledWeights) resources() []composedResource {
-	return []composedResource{{Name: p.job.Resource, Object: p.job.Job, Ready: p.pull == jobComplete}}
+	return append([]composedResource{{Name: p.job.Resource, Object: p.job.Job, Ready: p.pull == jobComplete}}, p.progress...)
 }
 
 func (p *pulledWeights) condition() condition {
@@ -120,7 +128,7 @@ func (p *pulledWeights) condition() condition {
 		}
 		return reasonPullFailed.condition(fmt.Sprintf("pull Job %s failed (%s); read its logs with: kubectl logs -n %s job/%s", job, p.detail, s.Namespace, job))
 	case jobRunning:
-		msg := fmt.Sprintf("pull Job %s is downloading %s into volume %s", job, m.URI, vol)
+		msg := fmt.Sprintf("pull Job %s is downloading %s into volume %s", job, m.URI, vol) + p.progressMessage()
 		if p.pvc != nil && !pvcBound(p.pvc) {
 			msg += fmt.Sprintf("; the volume is %s (volumes of WaitForFirstConsumer classes bind when the Job's pod starts)", p.pvc.Status.Phase)
 		}

@@ -82,28 +82,84 @@ echo "pulled $MODEL_URI into $TARGET_DIR"
   wait "$pid"
 }
 `
+	// progress reports the download's progress when the Input asks for
+	// it (PROGRESS_PATH set; input.pullProgress): every
+	// $PROGRESS_INTERVAL_SECONDS a background loop measures the bytes
+	// done (progress_bytes: the partial file, or TARGET_DIR's size), reads
+	// the total (progress_total: curl's dumped headers' Content-Length,
+	// or nothing) and merge-patches them into the pull's ConfigMap with
+	// the rate over the last interval and the times, through the API
+	// server with the pod's projected token. The token goes to curl on
+	// its standard input, never on a command line. A report that fails
+	// is logged once and the download goes on: progress is never a
+	// reason to fail a pull. progress_stop sends the last report.
+	progress = `cr=$(printf '\r')
+progress_pid=""
+progress_report() {
+  bytes=$(progress_bytes); total=$(progress_total); now=$(date +%s)
+  case "$bytes" in ''|*[!0-9]*) bytes=0 ;; esac
+  case "$total" in *[!0-9]*) total="" ;; esac
+  rate=0
+  if [ "$now" -gt "$last_t" ] && [ "$bytes" -ge "$last_b" ]; then rate=$(( (bytes - last_b) / (now - last_t) )); fi
+  last_b=$bytes; last_t=$now
+  host="$KUBERNETES_SERVICE_HOST"; case "$host" in *:*) host="[$host]" ;; esac
+  body=$(printf '{"data":{"bytes":"%s","total":"%s","rate":"%s","startedAt":"%s","updatedAt":"%s"}}' "$bytes" "$total" "$rate" "$started" "$(date -u +%Y-%m-%dT%H:%M:%SZ)")
+  if ! err=$(printf 'header = "Authorization: Bearer %s"\n' "$(cat "$sa/token")" | curl --fail --silent --show-error --max-time 10 -K - \
+      --cacert "$sa/ca.crt" -H 'Content-Type: application/merge-patch+json' -X PATCH --data "$body" -o /dev/null \
+      "https://$host:$KUBERNETES_SERVICE_PORT$` + EnvProgressPath + `" 2>&1); then
+    [ -n "$warned" ] || echo "progress: cannot report to $` + EnvProgressPath + ` ($err); the download goes on" >&2
+    warned=1
+  fi
+}
+progress_start() {
+  [ -n "${` + EnvProgressPath + `:-}" ] || return 0
+  if ! command -v curl >/dev/null 2>&1; then echo "progress: no curl in the image; not reporting" >&2; return 0; fi
+  sa=` + ServiceAccountTokenDir + `; every="${` + EnvProgressInterval + `:-5}"; warned=""
+  started=$(date -u +%Y-%m-%dT%H:%M:%SZ); last_t=$(date +%s); last_b=0
+  ( set +e; while :; do sleep "$every"; progress_report; done ) &
+  progress_pid=$!
+}
+progress_stop() {
+  [ -n "$progress_pid" ] || return 0
+  kill "$progress_pid" 2>/dev/null || true
+  wait "$progress_pid" 2>/dev/null || true
+  progress_pid=""
+  set +e; progress_report; set -e
+}
+`
+	// progressDir measures the download as TARGET_DIR's size: the hf, s3
+	// and gs CLIs say no total.
+	progressDir = `progress_bytes() { echo $(( $(du -sk "$TARGET_DIR" 2>/dev/null | cut -f1) * 1024 )); }
+progress_total() { echo ""; }
+`
 	// hf: a read that waits over a minute fails (HF_HUB_DOWNLOAD_TIMEOUT,
 	// HF_HUB_ETAG_TIMEOUT); the CLI has no retry flag, but a rerun resumes
 	// the partial files it keeps under --local-dir.
-	hfScript = pullPrologue + watchdog +
+	hfScript = pullPrologue + watchdog + progress + progressDir +
 		`export HF_HUB_DOWNLOAD_TIMEOUT="${HF_HUB_DOWNLOAD_TIMEOUT:-60}" HF_HUB_ETAG_TIMEOUT="${HF_HUB_ETAG_TIMEOUT:-60}"
-watch hf download "$MODEL_SOURCE" ${MODEL_REVISION:+--revision "$MODEL_REVISION"} --local-dir "$TARGET_DIR"` +
+progress_start
+watch hf download "$MODEL_SOURCE" ${MODEL_REVISION:+--revision "$MODEL_REVISION"} --local-dir "$TARGET_DIR"
+progress_stop` +
 		pullEpilogue
 	// s3: the AWS CLI's standard retry mode with 10 attempts, and a
 	// connect and a read timeout.
-	s3Script = pullPrologue + watchdog +
+	s3Script = pullPrologue + watchdog + progress + progressDir +
 		`export AWS_RETRY_MODE="${AWS_RETRY_MODE:-standard}" AWS_MAX_ATTEMPTS="${AWS_MAX_ATTEMPTS:-10}"
-watch aws s3 sync --only-show-errors --cli-connect-timeout 30 --cli-read-timeout 60 "s3://$MODEL_SOURCE" "$TARGET_DIR"` +
+progress_start
+watch aws s3 sync --only-show-errors --cli-connect-timeout 30 --cli-read-timeout 60 "s3://$MODEL_SOURCE" "$TARGET_DIR"
+progress_stop` +
 		pullEpilogue
 	// gs: gcloud storage's retries (storage/max_retries) and socket
 	// timeout (core/http_timeout), through their environment variables.
-	gsScript = pullPrologue + watchdog +
+	gsScript = pullPrologue + watchdog + progress + progressDir +
 		`export CLOUDSDK_STORAGE_MAX_RETRIES="${CLOUDSDK_STORAGE_MAX_RETRIES:-10}" CLOUDSDK_CORE_HTTP_TIMEOUT="${CLOUDSDK_CORE_HTTP_TIMEOUT:-60}"
 if [ -n "${GOOGLE_CREDENTIALS_JSON:-}" ]; then
   printf '%s' "$GOOGLE_CREDENTIALS_JSON" > "$HOME/key.json"
   gcloud auth activate-service-account --key-file="$HOME/key.json"
 fi
-watch gcloud storage rsync --recursive "gs://$MODEL_SOURCE" "$TARGET_DIR"` +
+progress_start
+watch gcloud storage rsync --recursive "gs://$MODEL_SOURCE" "$TARGET_DIR"
+progress_stop` +
 		pullEpilogue
 	// http(s): curl takes the URI literally (--globoff: no [] or {}
 	// ranges), speaks and follows redirects only over HTTP(S), at most 10
@@ -111,15 +167,31 @@ watch gcloud storage rsync --recursive "gs://$MODEL_SOURCE" "$TARGET_DIR"` +
 	// and retries transient failures (timeouts, refused connections, 5xx)
 	// five times. Every option is in curl 7.88. curl sends the bearer
 	// token only to the URI's host, never to a host it is redirected to.
-	httpScript = pullPrologue +
+	httpScript = pullPrologue + progress +
 		`f="${MODEL_SOURCE##*/}"; f="${f%%\?*}"; [ -n "$f" ] || f=model
+headers="${HOME:-/tmp}/.pull-headers"
+progress_bytes() { set -- $(ls -ln "$TARGET_DIR/.partial" 2>/dev/null); echo "${5:-0}"; }
+progress_total() {
+  t=""
+  [ -f "$headers" ] || { echo ""; return 0; }
+  while IFS= read -r line; do
+    line="${line%"$cr"}"
+    case "$line" in
+      HTTP/*) t="" ;;
+      [Cc][Oo][Nn][Tt][Ee][Nn][Tt]-[Ll][Ee][Nn][Gg][Tt][Hh]:*) t="${line#*:}"; t="${t# }" ;;
+    esac
+  done < "$headers"
+  echo "$t"
+}
+progress_start
 rc=0
-curl --fail --silent --show-error --location --globoff \
+curl --fail --silent --show-error --location --globoff -D "$headers" \
   --proto =http,https --proto-redir =http,https --max-redirs 10 \
   --connect-timeout 30 --speed-limit 1024 --speed-time "$stall" \
   --retry 5 --retry-delay 10 --retry-connrefused \
   ${BEARER_TOKEN:+-H "Authorization: Bearer $BEARER_TOKEN"} \
   -o "$TARGET_DIR/.partial" "$MODEL_URI" || rc=$?
+progress_stop
 case "$rc" in
   0) ;;
   28) echo "stalled: less than 1 KiB/s for ${stall}s, six times; gave up on $MODEL_URI" >&2; exit 75 ;;
@@ -141,6 +213,7 @@ func BuiltinRuntimes() map[string]RuntimePreset {
 			StartupSeconds:    ptr(int32(1800)),
 			SharedMemory:      ptr(true),
 			ConcurrencyMetric: "vllm_num_requests_running",
+			MetricsPath:       "/metrics",
 		},
 		"triton": {
 			Image:             "nvcr.io/nvidia/tritonserver:25.01-py3",
@@ -151,6 +224,9 @@ func BuiltinRuntimes() map[string]RuntimePreset {
 			StartupSeconds:    ptr(int32(1200)),
 			SharedMemory:      ptr(true),
 			ConcurrencyMetric: "nv_inference_pending_request_count",
+			// Triton serves its metrics on a port of their own.
+			MetricsPath: "/metrics",
+			MetricsPort: ptr(int32(8002)),
 		},
 		"tgi": {
 			Image:             "ghcr.io/huggingface/text-generation-inference:3.3.4",
@@ -160,6 +236,7 @@ func BuiltinRuntimes() map[string]RuntimePreset {
 			StartupSeconds:    ptr(int32(1800)),
 			SharedMemory:      ptr(true),
 			ConcurrencyMetric: "tgi_queue_size",
+			MetricsPath:       "/metrics",
 		},
 		"llamacpp": {
 			// llama-server takes one GGUF file; the weights directory holds
@@ -172,6 +249,7 @@ func BuiltinRuntimes() map[string]RuntimePreset {
 			StartupSeconds:    ptr(int32(900)),
 			SharedMemory:      ptr(false),
 			ConcurrencyMetric: "llamacpp_requests_processing",
+			MetricsPath:       "/metrics",
 		},
 		"ollama": {
 			// Ollama reads its own model store: the source must hold an
@@ -182,6 +260,7 @@ func BuiltinRuntimes() map[string]RuntimePreset {
 			HealthPath:     "/api/version",
 			StartupSeconds: ptr(int32(600)),
 			SharedMemory:   ptr(false),
+			// Ollama serves no Prometheus metrics: no PodMonitor.
 		},
 		"fake": {
 			// A tiny OpenAI-shaped server that answers from a fixed table:
@@ -193,6 +272,7 @@ func BuiltinRuntimes() map[string]RuntimePreset {
 			StartupSeconds:    ptr(int32(60)),
 			SharedMemory:      ptr(false),
 			ConcurrencyMetric: "inferno_fake_requests_running",
+			MetricsPath:       "/metrics",
 		},
 	}
 }
@@ -240,6 +320,8 @@ func (in *Input) Runtime(framework string) (p RuntimePreset, ok bool) {
 	p.StartupSeconds = orPtr(o.StartupSeconds, p.StartupSeconds)
 	p.SharedMemory = orPtr(o.SharedMemory, p.SharedMemory)
 	p.ConcurrencyMetric = orString(o.ConcurrencyMetric, p.ConcurrencyMetric)
+	p.MetricsPath = orString(o.MetricsPath, p.MetricsPath)
+	p.MetricsPort = orPtr(o.MetricsPort, p.MetricsPort)
 	return p, true
 }
 

@@ -135,6 +135,15 @@ type Input struct {
 	// through a KEDA ScaledObject. Left out, such claims are refused.
 	// +optional
 	KEDA *KEDASettings `json:"keda,omitempty"`
+	// Monitoring renders what the platform's Prometheus needs to scrape
+	// the model servers (a PodMonitor per claim).
+	// +optional
+	Monitoring *Monitoring `json:"monitoring,omitempty"`
+
+	// PullProgress makes pull Jobs report their progress into the claim's
+	// status (status.pulls, the WeightsReady message).
+	// +optional
+	PullProgress *PullProgress `json:"pullProgress,omitempty"`
 }
 
 // Policy holds the platform's limits and allow-lists. Every field is
@@ -383,6 +392,19 @@ type RuntimePreset struct {
 	// name.
 	// +optional
 	ConcurrencyMetric string `json:"concurrencyMetric,omitempty"`
+
+	// MetricsPath is the HTTP path of the server's Prometheus metrics, as
+	// a PodMonitor scrapes it (input.monitoring). Empty: the runtime has
+	// none, and its claims get no PodMonitor.
+	// +optional
+	// +kubebuilder:validation:Pattern=`^/[-A-Za-z0-9_./]*$`
+	MetricsPath string `json:"metricsPath,omitempty"`
+
+	// MetricsPort is the port of the metrics, when it is not Port.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=65535
+	MetricsPort *int32 `json:"metricsPort,omitempty"`
 }
 
 // PullerPreset is how weights are downloaded for one URI scheme.

@@ -5,6 +5,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -50,9 +51,12 @@ type environment struct {
 	mode string
 	// node is the real node (nil with -real-node=false), origin its model
 	// origin, nodeSetup how long both took to start.
-	node      *realnode.Node
-	origin    *origin
-	nodeSetup time.Duration
+	node   *realnode.Node
+	origin *origin
+	// apiForward forwards the API server's advertised address on the
+	// bridge to 127.0.0.1, for pods.
+	apiForward net.Listener
+	nodeSetup  time.Duration
 	// fakeServer is the fake model server's binary, also run here as the
 	// weights writer and the answers' oracle.
 	fakeServer string
@@ -91,13 +95,18 @@ func setUp(ctx context.Context) (*environment, error) {
 		return nil, err
 	}
 	var extra []controlplane.Identity
+	advertise := ""
 	if *flagRealNode {
 		extra = realNodeIdentities()
+		advertise = realBridgeIP()
 	}
 	e.cp, err = controlplane.Start(ctx, controlplane.Options{
 		Binaries:        controlplane.BinariesIn(binDir()),
 		WorkDir:         e.workDir,
 		ExtraIdentities: extra,
+		// Pods of the real node reach the API server at the bridge
+		// address (startRealNode forwards it): pull pods report progress.
+		AdvertiseAddress: advertise,
 		KwokConfigs: []string{
 			filepath.Join(testdata, "kwok", "node.yaml"),
 			filepath.Join(testdata, "kwok", "pod.yaml"),
@@ -156,6 +165,9 @@ func (e *environment) tearDown() {
 	defer cancel()
 	if e.registry != nil {
 		_ = e.registry.Stop(ctx)
+	}
+	if e.apiForward != nil {
+		_ = e.apiForward.Close()
 	}
 	if e.origin != nil {
 		e.origin.stop()

@@ -5,6 +5,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/netip"
@@ -98,10 +99,13 @@ func (e *environment) startRealNode(ctx context.Context) error {
 		Client:          e.admin.Typed,
 		Bridge:          realBridge,
 		Subnet:          subnet,
-		Labels:          map[string]string{poolLabel: realPool},
-		Taints:          []corev1.Taint{{Key: poolLabel, Value: realPool, Effect: corev1.TaintEffectNoSchedule}},
-		PauseImage:      pauseImage,
-		PauseTarball:    tarballs[pauseImage],
+		// Pods reach ClusterIPs: pull pods report progress to the API
+		// server through the `kubernetes` Service.
+		ServiceCIDR:  netip.MustParsePrefix(controlplane.ServiceCIDR),
+		Labels:       map[string]string{poolLabel: realPool},
+		Taints:       []corev1.Taint{{Key: poolLabel, Value: realPool, Effect: corev1.TaintEffectNoSchedule}},
+		PauseImage:   pauseImage,
+		PauseTarball: tarballs[pauseImage],
 	})
 	if err != nil {
 		return err
@@ -118,6 +122,12 @@ func (e *environment) startRealNode(ctx context.Context) error {
 		return err
 	}
 	if e.origin, err = startOrigin(e.node.IP, filepath.Join(e.workDir, "origin"), e.logDir()); err != nil {
+		return err
+	}
+	if e.node.IP != realBridgeIP() {
+		return fmt.Errorf("the node's address %s is not the advertised %s", e.node.IP, realBridgeIP())
+	}
+	if e.apiForward, err = forwardAPI(e.node.IP, e.cp.APIPort); err != nil {
 		return err
 	}
 	e.nodeSetup = time.Since(start)
@@ -163,7 +173,7 @@ func buildNodeImages(ctx context.Context, dir, logDir string) (map[string]string
 	if err != nil {
 		return nil, fmt.Errorf("curl: %w", err)
 	}
-	applets := []string{"sh", "mkdir", "rm", "mv", "cat", "ls", "chmod", "sleep", "printf", "echo", "test", "[", "du", "wc"}
+	applets := []string{"sh", "mkdir", "rm", "mv", "cat", "ls", "chmod", "sleep", "printf", "echo", "test", "[", "du", "wc", "date"}
 
 	var specs []images.Spec
 	pauseBin, err := images.Binary(pause, "/pause")
@@ -291,6 +301,77 @@ type origin struct {
 	srv  *http.Server
 	mu   sync.Mutex
 	gets map[string]int
+	// rates paces the files of some paths, in bytes per second.
+	rates map[string]int64
+}
+
+// Throttle serves path at most bytesPerSecond, as a slow link would.
+func (o *origin) Throttle(path string, bytesPerSecond int64) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.rates[path] = bytesPerSecond
+}
+
+// pacedWriter writes no faster than rate bytes per second since start.
+type pacedWriter struct {
+	http.ResponseWriter
+	rate    int64
+	start   time.Time
+	written int64
+}
+
+func (w *pacedWriter) Write(b []byte) (int, error) {
+	total := 0
+	for len(b) > 0 {
+		n := min(len(b), 64<<10)
+		m, err := w.ResponseWriter.Write(b[:n])
+		total += m
+		w.written += int64(m)
+		if err != nil {
+			return total, err
+		}
+		b = b[n:]
+		if due := time.Duration(w.written * int64(time.Second) / w.rate); due > time.Since(w.start) {
+			time.Sleep(due - time.Since(w.start))
+		}
+	}
+	return total, nil
+}
+
+// realBridgeIP is the real node's bridge address, the subnet's first.
+func realBridgeIP() string { return netip.MustParsePrefix(realSubnet).Addr().Next().String() }
+
+// forwardAPI listens on the bridge address at the API server's port and
+// forwards every connection to the API server on 127.0.0.1: the
+// `kubernetes` Service's endpoint (the advertised address) for the pods
+// of the real node, and nowhere else. TLS passes through untouched.
+func forwardAPI(ip string, port int) (net.Listener, error) {
+	l, err := net.Listen("tcp", net.JoinHostPort(ip, fmt.Sprint(port)))
+	if err != nil {
+		return nil, fmt.Errorf("forwarding the API server to the bridge: %w", err)
+	}
+	target := net.JoinHostPort("127.0.0.1", fmt.Sprint(port))
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				u, err := net.DialTimeout("tcp", target, 5*time.Second)
+				if err != nil {
+					return
+				}
+				defer u.Close()
+				done := make(chan struct{}, 2)
+				go func() { _, _ = io.Copy(u, c); done <- struct{}{} }()
+				go func() { _, _ = io.Copy(c, u); done <- struct{}{} }()
+				<-done
+			}()
+		}
+	}()
+	return l, nil
 }
 
 func startOrigin(ip, dir, logDir string) (*origin, error) {
@@ -305,13 +386,17 @@ func startOrigin(ip, dir, logDir string) (*origin, error) {
 	if err != nil {
 		return nil, err
 	}
-	o := &origin{Dir: dir, URL: "http://" + l.Addr().String(), gets: map[string]int{}}
+	o := &origin{Dir: dir, URL: "http://" + l.Addr().String(), gets: map[string]int{}, rates: map[string]int64{}}
 	files := http.FileServer(http.Dir(dir))
 	o.srv = &http.Server{ReadHeaderTimeout: 10 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(logf, "%s %s %s %s\n", time.Now().Format(time.RFC3339Nano), r.RemoteAddr, r.Method, r.URL.Path)
 		o.mu.Lock()
 		o.gets[r.URL.Path]++
+		rate := o.rates[r.URL.Path]
 		o.mu.Unlock()
+		if rate > 0 {
+			w = &pacedWriter{ResponseWriter: w, rate: rate, start: time.Now()}
+		}
 		files.ServeHTTP(w, r)
 	})}
 	go func() { _ = o.srv.Serve(l) }()

@@ -448,6 +448,12 @@ type InferenceServiceStatus struct {
 	// exactly, when the platform routes through a Gateway with a domain.
 	// +optional
 	RouteURL string `json:"routeURL,omitempty"`
+
+	// Pulls are the service's pulls of weights and how far each is, when
+	// the platform has pull Jobs report their progress
+	// (input.pullProgress).
+	// +optional
+	Pulls []PullStatus `json:"pulls,omitempty"`
 }
 
 // TrafficStatus is one version of a traffic split as it is served.

@@ -73,6 +73,9 @@ func BinariesIn(dir string) Binaries {
 	}
 }
 
+// ServiceCIDR is the Services' virtual address range.
+const ServiceCIDR = "10.0.0.0/16"
+
 // Options configure Start.
 type Options struct {
 	Binaries Binaries
@@ -82,6 +85,12 @@ type Options struct {
 	KwokConfigs []string
 	// ExtraIdentities get tokens and kubeconfigs besides the built-in ones.
 	ExtraIdentities []Identity
+	// AdvertiseAddress is the API server's address in the `kubernetes`
+	// Service's endpoints, which pods reach it by. Empty is 127.0.0.1,
+	// which no pod can reach (it is the pod's own loopback); a real node
+	// advertises its bridge address and forwards it (ForwardAPI). The API
+	// server listens on 127.0.0.1 only, whatever this says.
+	AdvertiseAddress string
 }
 
 // ControlPlane is a running control plane.
@@ -89,6 +98,7 @@ type ControlPlane struct {
 	WorkDir string
 	LogDir  string
 	URL     string // https://127.0.0.1:<port>
+	APIPort int
 	CA      *CertificateAuthority
 	// CAFile is the CA's certificate on disk.
 	CAFile    string
@@ -170,6 +180,11 @@ func Start(ctx context.Context, o Options) (cp *ControlPlane, err error) {
 	}
 	etcdClient, etcdPeer, apiPort, kcmPort, schedPort, kwokPort := ports[0], ports[1], ports[2], ports[3], ports[4], ports[5]
 	cp.URL = fmt.Sprintf("https://127.0.0.1:%d", apiPort)
+	cp.APIPort = apiPort
+	advertise := o.AdvertiseAddress
+	if advertise == "" {
+		advertise = "127.0.0.1"
+	}
 
 	// Static tokens, one per identity.
 	ids := append([]Identity{Admin, ControllerManager, Scheduler, Kwok, Crossplane, RBACManager}, o.ExtraIdentities...)
@@ -222,7 +237,7 @@ func Start(ctx context.Context, o Options) (cp *ControlPlane, err error) {
 	api, err := cp.start("kube-apiserver", o.Binaries.APIServer, []string{
 		"--etcd-servers=" + etcdURL,
 		"--bind-address=127.0.0.1",
-		"--advertise-address=127.0.0.1",
+		"--advertise-address=" + advertise,
 		fmt.Sprintf("--secure-port=%d", apiPort),
 		"--tls-cert-file=" + servingCert,
 		"--tls-private-key-file=" + servingKey,
@@ -241,7 +256,7 @@ func Start(ctx context.Context, o Options) (cp *ControlPlane, err error) {
 		// InferenceService takes one or more: a /24 held 254 Services and
 		// `make scale N=1000` ran out ("failed to allocate a serviceIP:
 		// range is full").
-		"--service-cluster-ip-range=10.0.0.0/16",
+		"--service-cluster-ip-range=" + ServiceCIDR,
 		"--audit-policy-file=" + policy,
 		"--audit-log-path=" + cp.AuditLog,
 		"--audit-log-format=json",

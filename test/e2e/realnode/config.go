@@ -77,8 +77,17 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
 
 // cniNetwork is the pods' network: one bridge with the node's address as
 // the gateway and host-local addresses, its state under the work directory.
-// No masquerading: pods talk only to the host and to each other.
+// No masquerading: pods talk only to the host, to each other and, with
+// ServiceCIDR, to Services.
 func (n *Node) cniNetwork() ([]byte, error) {
+	ipam := map[string]any{
+		"type":    "host-local",
+		"ranges":  []any{[]any{map[string]any{"subnet": n.o.Subnet.String(), "gateway": n.IP}}},
+		"dataDir": n.dir("cni", "ipam"),
+	}
+	if n.o.ServiceCIDR.IsValid() {
+		ipam["routes"] = []any{map[string]any{"dst": n.o.ServiceCIDR.String(), "gw": n.IP}}
+	}
 	conf := map[string]any{
 		"cniVersion": "0.4.0",
 		"name":       NetworkName,
@@ -88,11 +97,7 @@ func (n *Node) cniNetwork() ([]byte, error) {
 			"isGateway":   true,
 			"ipMasq":      false,
 			"hairpinMode": true,
-			"ipam": map[string]any{
-				"type":    "host-local",
-				"ranges":  []any{[]any{map[string]any{"subnet": n.o.Subnet.String(), "gateway": n.IP}}},
-				"dataDir": n.dir("cni", "ipam"),
-			},
+			"ipam":        ipam,
 		}},
 	}
 	return json.MarshalIndent(conf, "", "  ")

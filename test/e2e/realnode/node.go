@@ -68,8 +68,13 @@ type Options struct {
 	// node's InternalIP.
 	Bridge string
 	Subnet netip.Prefix
-	Labels map[string]string
-	Taints []corev1.Taint
+	// ServiceCIDR, when set, is routed from the pods through the bridge
+	// (the host), so they reach ClusterIPs through kube-proxy, the
+	// `kubernetes` Service's included. Pods get no default route:
+	// nothing but the host, each other and the Services.
+	ServiceCIDR netip.Prefix
+	Labels      map[string]string
+	Taints      []corev1.Taint
 	// PauseImage is the sandbox image's tag and PauseTarball its
 	// docker-archive, imported before the kubelet starts.
 	PauseImage, PauseTarball string
