@@ -498,11 +498,11 @@ func TestServedWeights(t *testing.T) {
 		want   weights
 		wantOK bool
 	}{
-		"Ours":            {d: deploy("abc", "llama-weights", serverContainer, "abc"), want: weights{"abc", "llama-weights", "abc"}, wantOK: true},
-		"NoSubPath":       {d: deploy("abc", "shared", serverContainer, ""), want: weights{"abc", "shared", ""}, wantOK: true},
-		"NoAnnotation":    {d: deploy("", "llama-weights", serverContainer, "abc"), want: weights{"", "llama-weights", "abc"}},
-		"NoVolume":        {d: deploy("abc", "", serverContainer, "abc"), want: weights{"abc", "", "abc"}},
-		"OtherContainer":  {d: deploy("abc", "llama-weights", "sidecar", "x"), want: weights{"abc", "llama-weights", ""}, wantOK: true},
+		"Ours":            {d: deploy("abc", "llama-weights", serverContainer, "abc"), want: weights{ID: "abc", Claim: "llama-weights", SubPath: "abc"}, wantOK: true},
+		"NoSubPath":       {d: deploy("abc", "shared", serverContainer, ""), want: weights{ID: "abc", Claim: "shared", SubPath: ""}, wantOK: true},
+		"NoAnnotation":    {d: deploy("", "llama-weights", serverContainer, "abc"), want: weights{ID: "", Claim: "llama-weights", SubPath: "abc"}},
+		"NoVolume":        {d: deploy("abc", "", serverContainer, "abc"), want: weights{ID: "abc", Claim: "", SubPath: "abc"}},
+		"OtherContainer":  {d: deploy("abc", "llama-weights", "sidecar", "x"), want: weights{ID: "abc", Claim: "llama-weights", SubPath: ""}, wantOK: true},
 		"EmptyDeployment": {d: &appsv1.Deployment{}},
 	}
 	for name, tc := range cases {

@@ -141,6 +141,12 @@ func BuiltinRuntimes() map[string]RuntimePreset {
 			StartupSeconds:    ptr(int32(1800)),
 			SharedMemory:      ptr(true),
 			ConcurrencyMetric: "vllm_num_requests_running",
+			Adapters: &AdapterPreset{
+				Args:        []string{"--enable-lora", "--max-loras=$(MAX_LORAS)", "--max-lora-rank=$(MAX_LORA_RANK)"},
+				ModulesFlag: "--lora-modules",
+				MaxLoras:    ptr(DefaultMaxLoras),
+				MaxLoraRank: ptr(DefaultMaxLoraRank),
+			},
 		},
 		"triton": {
 			Image:             "nvcr.io/nvidia/tritonserver:25.01-py3",
@@ -193,6 +199,12 @@ func BuiltinRuntimes() map[string]RuntimePreset {
 			StartupSeconds:    ptr(int32(60)),
 			SharedMemory:      ptr(false),
 			ConcurrencyMetric: "inferno_fake_requests_running",
+			Adapters: &AdapterPreset{
+				ModulesFlag:     "--adapter",
+				ModulesFlagEach: ptr(true),
+				MaxLoras:        ptr(DefaultMaxLoras),
+				MaxLoraRank:     ptr(DefaultMaxLoraRank),
+			},
 		},
 	}
 }
@@ -240,6 +252,7 @@ func (in *Input) Runtime(framework string) (p RuntimePreset, ok bool) {
 	p.StartupSeconds = orPtr(o.StartupSeconds, p.StartupSeconds)
 	p.SharedMemory = orPtr(o.SharedMemory, p.SharedMemory)
 	p.ConcurrencyMetric = orString(o.ConcurrencyMetric, p.ConcurrencyMetric)
+	p.Adapters = mergeAdapters(o.Adapters, p.Adapters)
 	return p, true
 }
 

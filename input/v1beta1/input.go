@@ -371,6 +371,11 @@ type RuntimePreset struct {
 	// without one refuses such claims.
 	// +optional
 	ConcurrencyMetric string `json:"concurrencyMetric,omitempty"`
+
+	// Adapters says how the runtime serves LoRA adapters; a runtime
+	// without it refuses spec.adapters.
+	// +optional
+	Adapters *AdapterPreset `json:"adapters,omitempty"`
 }
 
 // PullerPreset is how weights are downloaded for one URI scheme.
