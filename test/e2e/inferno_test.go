@@ -64,6 +64,7 @@ func TestInferno(t *testing.T) {
 	t.Run("19-canary-under-load", s.canaryUnderLoad)
 	t.Run("20-cache-real", s.cacheReal)
 	t.Run("24-canary-steps", s.canarySteps)
+	t.Run("25-lora", s.lora)
 	// With every earlier claim settled: nothing changes at rest.
 	t.Run("22-at-rest", s.atRest)
 	// Only with -scale=N (make scale): hundreds of claims at once.
