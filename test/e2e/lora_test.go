@@ -7,11 +7,17 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/yaml"
 
 	"github.com/inferno-ai/function-inferno/test/e2e/kube"
 	"github.com/inferno-ai/function-inferno/test/e2e/traffic"
@@ -111,6 +117,71 @@ func (s *infernoSuite) lora(t *testing.T) {
 	}
 	sc.note("legal answers from its own weights; the base weights and sql were pulled once each (origin: base %d, sql %d)", env.origin.Served("/lora-base/model.markov"), env.origin.Served("/lora-sql/model.markov"))
 	deleteClaimsAndWait(ctx, t, realNS, []string{name})
+
+	n, warnings := vllmAdapterObjectsAccepted(ctx, t)
+	sc.note("the vLLM example's objects at every stage (fresh, pulling, adapter-failed, serving, added; %d objects) accepted by server-side apply with strict field validation (dry run), %d warnings", n, warnings)
+}
+
+// vllmAdapterObjectsAccepted server-side-applies, as a dry run with strict
+// field validation, every object the function renders for the vLLM LoRA
+// example (examples/lora) at each of its golden stages, in the real node's
+// restricted namespace: what the fake claim above does not render (vLLM's
+// --lora-modules arguments, GPU requests, /dev/shm) is accepted too, and
+// draws no warning (Pod Security included). It returns the objects
+// applied and the warnings.
+func vllmAdapterObjectsAccepted(ctx context.Context, t *testing.T) (int, int) {
+	t.Helper()
+	client, err := kube.NewClient(env.admin.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, stage := range []string{"fresh", "pulling", "adapter-failed", "serving", "added"} {
+		path := filepath.Join(repoRoot(), "fn", "testdata", "golden", "lora-"+stage+".yaml")
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var golden struct {
+			Desired struct {
+				Resources map[string]struct {
+					Resource map[string]any `json:"resource"`
+				} `json:"resources"`
+			} `json:"desired"`
+		}
+		if err := yaml.Unmarshal(b, &golden); err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		names := make([]string, 0, len(golden.Desired.Resources))
+		for name := range golden.Desired.Resources {
+			names = append(names, name)
+		}
+		sort.Strings(names)
+		for _, name := range names {
+			o := &unstructured.Unstructured{Object: golden.Desired.Resources[name].Resource}
+			o.SetNamespace(realNS)
+			unstructured.RemoveNestedField(o.Object, "status")
+			ri, err := client.Resource(o.GroupVersionKind(), realNS)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, err := o.MarshalJSON()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := ri.Patch(ctx, o.GetName(), types.ApplyPatchType, body, metav1.PatchOptions{
+				FieldManager: kube.FieldManager, Force: ptrTo(true), DryRun: []string{metav1.DryRunAll}, FieldValidation: "Strict",
+			}); err != nil {
+				t.Errorf("%s stage, %s (%s %s): %v", stage, name, o.GetKind(), o.GetName(), err)
+			}
+			n++
+		}
+	}
+	warnings := client.TakeWarnings()
+	for _, w := range warnings {
+		t.Errorf("API server warning on the vLLM LoRA example's objects: %s", w)
+	}
+	return n, len(warnings)
 }
 
 // waitAdapters waits until the claim's status.adapters has exactly these
