@@ -389,3 +389,31 @@ func TestAdaptersOnFake(t *testing.T) {
 		t.Errorf("tiny is %q, want Serving", got)
 	}
 }
+
+// TestAdaptersBesideMountedWeights: a pvc:// model mounts the team's own
+// claim, and its adapters are still pulled into a cache volume of the
+// claim's, which is then composed; the first servers wait for them.
+func TestAdaptersBesideMountedWeights(t *testing.T) {
+	xr := testXR()
+	setPath(xr, "pvc://shared-models/llama", "spec", "model", "uri")
+	setPath(xr, []any{map[string]any{"name": "sql", "uri": loraSQLURI}}, "spec", "adapters")
+	fresh := run(t, newRequest(t, xr, nil))
+	if msg := fatalMessage(fresh); msg != "" {
+		t.Fatal(msg)
+	}
+	names := desiredNames(fresh)
+	if !slices.Contains(names, resourcePVC) || slices.Contains(names, resourceDeployment) {
+		t.Errorf("fresh: %v, want the cache volume and no servers before the adapter is pulled", names)
+	}
+	rsp, _ := settle(t, xr, nil, world{}, nil)
+	d := desiredObject[appsv1.Deployment](t, rsp, resourceDeployment)
+	claims := map[string]string{}
+	for _, v := range d.Spec.Template.Spec.Volumes {
+		if v.PersistentVolumeClaim != nil {
+			claims[v.Name] = v.PersistentVolumeClaim.ClaimName
+		}
+	}
+	if diff := cmp.Diff(map[string]string{volumeWeights: "shared-models", volumeAdapters: "llama-weights"}, claims); diff != "" {
+		t.Errorf("volumes (-want +got):\n%s", diff)
+	}
+}
