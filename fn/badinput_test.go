@@ -56,6 +56,17 @@ func TestBadInput(t *testing.T) {
 		return map[string]any{"builtinPresets": false, "runtimes": map[string]any{"vllm": rt}, "pullers": map[string]any{"hf": p}}
 	}
 	long := "l" + strings.Repeat("o", maxNameLength) // maxNameLength+1 characters
+	// adapters sets spec.adapters to entries; ad is one of them.
+	adapters := func(entries ...map[string]any) func(map[string]any) {
+		return func(xr map[string]any) {
+			list := make([]any, len(entries))
+			for i, e := range entries {
+				list[i] = e
+			}
+			xr["spec"].(map[string]any)["adapters"] = list
+		}
+	}
+	ad := func(name, uri string) map[string]any { return map[string]any{"name": name, "uri": uri} }
 	// traffic sets spec.model.version to "1" and spec.traffic to entries.
 	tv := func(version string, weight int, uri string) map[string]any {
 		e := map[string]any{"version": version, "weight": weight}
@@ -296,6 +307,29 @@ func TestBadInput(t *testing.T) {
 			field: "spec.traffic[1].version", fix: "which InferenceService llama-2 already has",
 		},
 		"PresetMissingImageServeSet": {xr: set(map[string]any{"port": 0}, "spec", "serve"), input: onlyPresets(map[string]any{"image": nil}, nil), field: "input.runtimes.vllm.image", fix: "or set spec.serve.image"},
+
+		// LoRA adapters (adapters.go).
+		"AdaptersOnTGI":             {xr: both(model("framework", "tgi"), adapters(ad("sql", "hf://org/sql-lora"))), field: "spec.adapters", fix: "use a framework that serves them (vllm)"},
+		"AdaptersWithTraffic":       {xr: both(traffic(tv("1", 90, ""), tv("2", 10, "hf://org/v2")), adapters(ad("sql", "hf://org/sql-lora"))), field: "spec.adapters", fix: "finish the canary"},
+		"AdaptersPresetWithoutThem": {xr: adapters(ad("sql", "hf://org/sql-lora")), input: onlyPresets(nil, nil), field: "spec.adapters", fix: "input.runtimes.vllm.adapters"},
+		"AdapterBadName":            {xr: adapters(ad("SQL_lora", "hf://org/sql-lora")), field: "spec.adapters[0].name", fix: "lower case alphanumeric"},
+		"AdapterNamedAsClaim":       {xr: adapters(ad("llama", "hf://org/sql-lora")), field: "spec.adapters[0].name", fix: "give the adapter another name"},
+		"AdapterNameTwice":          {xr: adapters(ad("sql", "hf://org/sql-lora"), ad("sql", "hf://org/other")), field: "spec.adapters[1].name", fix: "listed twice"},
+		"AdapterSameWeights":        {xr: adapters(ad("sql", "hf://org/sql-lora"), ad("sql2", "hf://org/sql-lora")), field: "spec.adapters[1]", fix: "list each adapter's weights once"},
+		"AdapterPVC":                {xr: adapters(ad("sql", "pvc://shared/sql")), field: "spec.adapters[0].uri", fix: "pull it from hf://"},
+		"AdapterNoScheme":           {xr: adapters(ad("sql", "org/sql-lora")), field: "spec.adapters[0].uri", fix: "has no scheme"},
+		"AdapterUserInURI":          {xr: adapters(ad("sql", "https://me:pw@host/a.safetensors")), field: "spec.adapters[0].uri", fix: "put them in a Secret"},
+		"AdapterBadRevision":        {xr: adapters(map[string]any{"name": "sql", "uri": "hf://org/sql-lora", "revision": "../main"}), field: "spec.adapters[0].revision", fix: "is not a revision"},
+		"AdapterCredentialsOverHTTP": {
+			xr:    adapters(map[string]any{"name": "sql", "uri": "http://mirror.internal/sql.safetensors", "credentialsSecretRef": map[string]any{"name": "mirror"}}),
+			field: "spec.adapters[0].credentialsSecretRef", fix: "input.policy.plainHTTPCredentialHosts",
+		},
+		"AdapterCredentialsBadName": {xr: adapters(map[string]any{"name": "sql", "uri": "hf://org/sql-lora", "credentialsSecretRef": map[string]any{"name": "HF_Two"}}), field: "spec.adapters[0].credentialsSecretRef.name", fix: "lower case alphanumeric"},
+		"AdapterNoPuller":           {xr: adapters(ad("sql", "s3://bucket/sql")), input: onlyPresets(map[string]any{"adapters": map[string]any{"modulesFlag": "--lora-modules"}}, nil), field: "spec.adapters[0].uri", fix: "offers no puller for s3://"},
+		"LoRARankNotAccepted":       {xr: both(adapters(ad("sql", "hf://org/sql-lora")), set(map[string]any{"maxLoraRank": 24}, "spec", "lora")), field: "spec.lora.maxLoraRank", fix: "use one of 1, 8, 16"},
+		"LoRAMaxLorasZero":          {xr: both(adapters(ad("sql", "hf://org/sql-lora")), set(map[string]any{"maxLoras": 0}, "spec", "lora")), field: "spec.lora.maxLoras", fix: "use 1 to 64"},
+		"LoRAPresetRank":            {xr: adapters(ad("sql", "hf://org/sql-lora")), input: map[string]any{"runtimes": map[string]any{"vllm": map[string]any{"adapters": map[string]any{"maxLoraRank": 7}}}}, field: "input.runtimes.vllm.adapters.maxLoraRank", fix: "use one of 1, 8, 16"},
+		"AdapterEnvReserved":        {xr: both(adapters(ad("sql", "hf://org/sql-lora")), set(map[string]any{"env": []any{map[string]any{"name": "MAX_LORAS", "value": "9"}}}, "spec", "serve")), field: "spec.serve.env[0].name", fix: "is set by the function"},
 	}
 	// policy is an Input with input.policy set to p.
 	policy := func(p map[string]any) map[string]any { return map[string]any{"policy": p} }
@@ -312,6 +346,8 @@ func TestBadInput(t *testing.T) {
 		"PolicyGPUsPerClaim":             {xr: both(set(2, "spec", "resources", "gpu"), set(map[string]any{"min": 3}, "spec", "replicas")), input: policy(map[string]any{"maxGPUsPerClaim": 4}), field: "spec.resources.gpu", fix: "is 6 GPUs, over the limit of 4 GPUs per claim"},
 		"PolicyGPUsAutoscalerMax":        {xr: both(set(map[string]any{"min": 1, "max": 8}, "spec", "replicas"), set(map[string]any{"enabled": true}, "spec", "autoscaling")), input: policy(map[string]any{"maxGPUsPerClaim": 4}), field: "spec.resources.gpu", fix: "on up to 8 servers"},
 		"PolicyGPUsEveryVersion":         {xr: both(set(map[string]any{"min": 2}, "spec", "replicas"), traffic(tv("1", 80, ""), tv("2", 10, "hf://org/v2"), tv("3", 10, "hf://org/v3"))), input: policy(map[string]any{"maxGPUsPerClaim": 2}), field: "spec.resources.gpu", fix: "on up to 3 servers (every version"},
+		"PolicyAdapterScheme":            {xr: adapters(ad("sql", "s3://bucket/sql")), input: policy(map[string]any{"allowedURISchemes": []any{"hf"}}), field: "spec.adapters[0].uri", fix: "not among the schemes the platform allows"},
+		"PolicyAdapterHost":              {xr: adapters(ad("sql", "hf://elsewhere/sql")), input: policy(map[string]any{"allowedURIHosts": []any{"hf://meta-llama"}}), field: "spec.adapters[0].uri", fix: "not among the sources the platform allows"},
 		"PolicyReplicasMin":              {xr: set(map[string]any{"min": 5}, "spec", "replicas"), input: policy(map[string]any{"maxReplicas": 4}), field: "spec.replicas.min", fix: "over the limit of 4"},
 		"PolicyReplicasMax":              {xr: both(set(map[string]any{"min": 1, "max": 10}, "spec", "replicas"), set(map[string]any{"enabled": true}, "spec", "autoscaling")), input: policy(map[string]any{"maxReplicas": 4}), field: "spec.replicas.max", fix: "over the limit of 4"},
 		"PolicyCPU":                      {xr: set("64", "spec", "resources", "cpu"), input: policy(map[string]any{"maxCPUPerServer": "16"}), field: "spec.resources.cpu", fix: "request at most 16"},

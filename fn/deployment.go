@@ -80,6 +80,7 @@ func servingWeights(src weightsSource, d *observedDeployment) (*weights, error) 
 // mounts. ok is false when the template does not say (it was not made by us).
 func servedWeights(t *corev1.PodTemplateSpec) (w weights, ok bool) {
 	w.ID = t.Annotations[annotationWeights]
+	w.Adapters = t.Annotations[annotationAdapters]
 	for _, v := range t.Spec.Volumes {
 		switch {
 		case v.Name != volumeWeights:
@@ -206,6 +207,7 @@ func renderDeployment(s *resolvedSpec, v *modelVersion, w weights, replicas *int
 			RevisionHistoryLimit:    ptrTo(int32(3)),
 		},
 	}
+	withAdapters(s, &d.Spec.Template, parseAdaptersAnnotation(w.Adapters))
 	// With an autoscaler, spec.replicas belongs to it: setting it here
 	// would make Crossplane and the HPA fight on every reconcile.
 	d.Spec.Replicas = replicas

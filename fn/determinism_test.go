@@ -33,8 +33,9 @@ type exampleCase struct {
 
 // exampleCases are every example at every stage the golden tests render:
 // the claim and each framework, the namespaced composite, the canary (at
-// rest and in the middle of a shift and a promotion), the ModelCache and a
-// service on it, the locked-down Input, and scale to zero.
+// rest and in the middle of a shift and a promotion), the LoRA adapters,
+// the ModelCache and a service on it, the locked-down Input, and scale to
+// zero.
 func exampleCases(t testing.TB) []exampleCase {
 	t.Helper()
 	input := compositionInput(t)
@@ -69,6 +70,13 @@ func exampleCases(t testing.TB) []exampleCase {
 	for _, tr := range canaryTransitions() {
 		out = append(out, exampleCase{name: "canary/" + tr.name, xr: tr.xr(t), input: tr.input(t), observed: readObserved(t, tr.observed)})
 	}
+
+	out = append(out, exampleCase{name: "lora/fresh", xr: loraXR(t), input: input})
+	for _, st := range loraStages {
+		fixture := filepath.Join("..", "examples", "lora", "observed", st.name+".yaml")
+		out = append(out, exampleCase{name: "lora/" + st.name, xr: loraXR(t), input: input, observed: readObserved(t, fixture)})
+	}
+	out = append(out, exampleCase{name: "lora/added", xr: loraAddedXR(t), input: input, observed: readObserved(t, filepath.Join("..", "examples", "lora", "observed", "serving.yaml"))})
 
 	cache, svc := readYAML(t, cacheXRPath), readYAML(t, onCacheXRPath)
 	out = append(out,

@@ -64,7 +64,12 @@ type pullJob struct {
 // directory per (uri, revision), so revisions and versions never overwrite
 // each other and a server keeps reading its weights while a new revision
 // is pulled.
-func cacheDir(m model) string { return m.Hash }
+func cacheDir(m model) string {
+	if m.Dir != "" {
+		return m.Dir
+	}
+	return m.Hash
+}
 
 // renderPullJob builds the Job that downloads the weights into the cache
 // volume. It sets no TTL: the function keeps returning the Job, and a

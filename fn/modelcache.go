@@ -71,7 +71,7 @@ func resolveCache(xr *v1alpha1.XModelCache, in *v1beta1.Input) (*resolvedSpec, [
 	if in.Scheduling != nil {
 		servers.Scheduling = *in.Scheduling
 	}
-	storage := resolveStorage(st, in, versions, replicaBounds{}, false, &errs, &warnings)
+	storage := resolveStorage(st, in, versions, replicaBounds{}, false, false, &errs, &warnings)
 	pulls := resolvePulls(in, &errs)
 	checkPolicyInput(in, &errs)
 	np := resolveNetworkPolicy(ns, in, &errs)

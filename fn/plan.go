@@ -42,6 +42,9 @@ type plan struct {
 	mainService bool
 	// route is the HTTPRoute, nil when none is composed.
 	route *routePlan
+	// adapters are spec.adapters' pulls (adapters.go), served by the
+	// primary's servers.
+	adapters []adapterPlan
 }
 
 // versionPlan is one version's part of the plan.
@@ -132,6 +135,11 @@ type routePlan struct {
 //     rollout either.
 func newPlan(s *resolvedSpec, cache *cachedWeights, o observed) (*plan, error) {
 	p := &plan{spec: s, cache: cache, observed: o, settled: true}
+	var err error
+	if p.adapters, err = planAdapters(s, o); err != nil {
+		return nil, err
+	}
+	p.volume = len(p.adapters) > 0
 	for i := range s.Versions {
 		v := &s.Versions[i]
 		vp := versionPlan{
@@ -155,6 +163,9 @@ func newPlan(s *resolvedSpec, cache *cachedWeights, o observed) (*plan, error) {
 		vp.source = src
 		if vp.serving, err = servingWeights(src, vp.deployment); err != nil {
 			return nil, decodeError(v.deploymentResource(), err)
+		}
+		if v.Primary && len(p.adapters) > 0 {
+			vp.serving = p.withServedAdapters(vp.serving, vp.deployment)
 		}
 		if src.state() == jobComplete {
 			vp.ready = vp.deployment.readyOn(src.wanted())
@@ -192,6 +203,22 @@ func newPlan(s *resolvedSpec, cache *cachedWeights, o observed) (*plan, error) {
 	p.mainService = p.mainService || o.Service != nil
 	p.route = p.planRoute()
 	return p, nil
+}
+
+// withServedAdapters adds the adapters to the primary's serving weights w:
+// the first servers wait for every adapter as for the weights (nil), later
+// ones serve what servedAdapters decides.
+func (p *plan) withServedAdapters(w *weights, d *observedDeployment) *weights {
+	if w == nil || d == nil && !adaptersPulled(p.adapters) {
+		return nil
+	}
+	out := *w
+	var was []servedAdapter
+	if d != nil {
+		was = parseAdaptersAnnotation(d.templateMeta("annotations", annotationAdapters))
+	}
+	out.Adapters = adaptersAnnotation(servedAdapters(p.adapters, was))
+	return &out
 }
 
 // observedCount is the servers the version was last given: its observed
@@ -401,6 +428,9 @@ func (p *plan) resources() ([]composedResource, []string) {
 		pvc, w := renderPVC(s, o.PVC)
 		warnings = append(warnings, w...)
 		add(resourcePVC, pvc, pvcBound(o.PVC))
+	}
+	for _, a := range p.adapters {
+		add(a.job.Resource, a.job.Job, a.pull == jobComplete)
 	}
 	for _, vp := range p.versions {
 		out = append(out, vp.source.resources()...)

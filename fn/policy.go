@@ -156,7 +156,7 @@ func checkPolicy(s *resolvedSpec, spec v1alpha1.InferenceServiceSpec, in *v1beta
 		}
 		errs.add(field, "%s of memory per server is over the limit of %s that the platform set (input.policy.maxMemoryPerServer); request at most %s", s.Memory.String(), limit.String(), limit.String())
 	}
-	if pulledAny(s.Versions) {
+	if pulledAny(s.Versions) || len(s.Adapters.List) > 0 {
 		checkStoragePolicy(s, spec.Storage != nil && spec.Storage.Size != nil, spec.Storage != nil && spec.Storage.StorageClassName != nil, p, errs)
 	}
 	if prefixes := p.AllowedServerImages; len(prefixes) > 0 && !imageAllowed(s.Runtime.Image, prefixes) {

@@ -52,6 +52,10 @@ const (
 	reasonRouteNotAccepted
 	reasonShifting
 	reasonRouteHeld
+	reasonAdaptersPulling
+	reasonAdapterPullFailed
+	reasonAdaptersRollingOut
+	reasonAdaptersServed
 
 	// numReasons counts the reasons; it is not one.
 	numReasons
@@ -271,6 +275,26 @@ var reasons = [numReasons]reasonDoc{
 		Name: "RouteHeld", Type: conditionTrafficSplit, Status: false,
 		Means: "No version behind the HTTPRoute has a ready server, so the route keeps the weights it was observed with rather than send requests where nothing answers (its weights otherwise follow readiness: a version gets its weight scaled by its share of ready servers, the rest goes to versions that have ready servers).",
 		Do:    "See why no server is ready (`ServerReady`, `status.traffic`); the route follows again as soon as one is.",
+	},
+	reasonAdaptersPulling: {
+		Name: "AdaptersPulling", Type: conditionAdaptersReady, Status: false,
+		Means: "A LoRA adapter of `spec.adapters` is being pulled by its own Job into the cache volume. The first servers start only once the base model and every adapter are pulled (phase `Pulling`); servers that already run keep serving, and add the adapter once it is pulled.",
+		Do:    "Wait; `status.adapters` gives each adapter's phase and Job. Follow a pull with `kubectl -n <ns> logs -f job/<name>-pull-<hash>`.",
+	},
+	reasonAdapterPullFailed: {
+		Name: "AdapterPullFailed", Type: conditionAdaptersReady, Status: false,
+		Means: "An adapter's pull Job failed (the message has its reason and the command for its logs). Before the first servers start, phase `Failed`; once they serve, `Degraded`: the base model and the other adapters still answer, and an adapter that was served on earlier weights still is.",
+		Do:    "As for `PullFailed`: fix the adapter's `uri`, `revision` or `credentialsSecretRef` (a new one makes a new Job), or delete the Job to retry, or remove the adapter from `spec.adapters`.",
+	},
+	reasonAdaptersRollingOut: {
+		Name: "AdaptersRollingOut", Type: conditionAdaptersReady, Status: false,
+		Means: "Every adapter is pulled, and the servers are starting or rolling out to serve the set `spec.adapters` now lists: the pod template lists the adapters, so adding, changing or removing one rolls the servers one at a time with `maxUnavailable: 0` (`input.rollout`): no request fails, and the extra server needs room (a spare GPU).",
+		Do:    "Wait: `kubectl -n <ns> rollout status deployment/<name>`. If it stays, see `ServerReady`.",
+	},
+	reasonAdaptersServed: {
+		Name: "AdaptersServed", Type: conditionAdaptersReady, Status: true,
+		Means: "The servers serve every adapter of `spec.adapters`: a request whose `model` is an adapter's name is answered by the base model with that adapter.",
+		Do:    "Nothing; `GET /v1/models` lists them.",
 	},
 }
 

@@ -70,6 +70,8 @@ type resolvedSpec struct {
 	// NetworkPolicy, when the Input turns it on, says who may reach the
 	// servers; nil renders no NetworkPolicy.
 	NetworkPolicy *networkPolicy
+	// Adapters are spec.adapters and spec.lora, resolved (adapters.go).
+	Adapters adapterSettings
 	// Gateway is the Input's Gateway API parent: a split is then also
 	// routed exactly by an HTTPRoute, which stays once the split ends.
 	// Nil without one.
@@ -101,6 +103,8 @@ type model struct {
 	Cache string
 	// OCI is the image of oci:// weights, nil for other schemes.
 	OCI *ociReference
+	// Dir is the weights' directory on the cache volume; empty is Hash.
+	Dir string
 }
 
 // pulled reports whether the weights are downloaded into our own cache
@@ -264,8 +268,9 @@ func resolve(xr *v1alpha1.XInferenceService, in *v1beta1.Input) (*resolvedSpec, 
 	resolveCacheRef(ns, spec, &errs)
 	bounds := resolveReplicas(spec, rt, m.Framework, in, &errs, &warnings)
 	versions = spread(versions, bounds)
+	adapters := resolveAdapters(name, m, rt, spec, in, &errs, &warnings)
 	servers := resolveResources(spec.Resources, m.Framework, in, &errs, &warnings)
-	st := resolveStorage(spec.Storage, in, versions, bounds, split, &errs, &warnings)
+	st := resolveStorage(spec.Storage, in, versions, bounds, split, len(adapters.List) > 0, &errs, &warnings)
 	pulls := resolvePulls(in, &errs)
 	ro := resolveRollout(in, &errs)
 	checkPolicyInput(in, &errs)
@@ -281,7 +286,7 @@ func resolve(xr *v1alpha1.XInferenceService, in *v1beta1.Input) (*resolvedSpec, 
 		Model: m, Runtime: rt, Puller: puller,
 		replicaBounds: bounds, serverSettings: servers,
 		Storage: st, Volume: name + "-weights", pullSettings: pulls, Rollout: ro,
-		Versions: versions, Split: split,
+		Versions: versions, Split: split, Adapters: adapters,
 		NetworkPolicy: np, Gateway: gw,
 		Progress: progress, PodMonitor: pm,
 	}
@@ -635,7 +640,7 @@ func checkRuntime(fw v1alpha1.Framework, rt v1beta1.RuntimePreset, sv *v1alpha1.
 // reserved names the variables the function itself sets in the server.
 func reserved(name string) bool {
 	switch name {
-	case envModelDir, envModelName, envModelVersion, envPort:
+	case envModelDir, envModelName, envModelVersion, envPort, v1beta1.EnvMaxLoras, v1beta1.EnvMaxLoraRank:
 		return true
 	}
 	return false
@@ -753,7 +758,9 @@ func resolveResources(r *v1alpha1.ResourcesSpec, fw v1alpha1.Framework, in *v1be
 
 // resolveStorage applies the Input's defaults to the cache volume of the
 // versions, and warns when its access mode cannot serve their servers.
-func resolveStorage(st *v1alpha1.StorageSpec, in *v1beta1.Input, versions []modelVersion, bounds replicaBounds, split bool, errs *fieldErrors, warnings *[]string) storage {
+// adapters says spec.adapters are pulled into the volume whatever the base
+// model's source.
+func resolveStorage(st *v1alpha1.StorageSpec, in *v1beta1.Input, versions []modelVersion, bounds replicaBounds, split, adapters bool, errs *fieldErrors, warnings *[]string) storage {
 	d := in.StorageDefaults()
 	out := storage{Class: d.StorageClassName, AccessMode: corev1.PersistentVolumeAccessMode(d.AccessMode)}
 	if d.Size != nil {
@@ -785,7 +792,7 @@ func resolveStorage(st *v1alpha1.StorageSpec, in *v1beta1.Input, versions []mode
 		}
 		errs.add(field, "%q is not supported; use ReadWriteOnce or ReadWriteMany (the pull Job writes the volume while the servers read it)", out.AccessMode)
 	}
-	if !pulledAny(versions) {
+	if !pulledAny(versions) && !adapters {
 		if st != nil && len(versions) > 0 && versions[0].Model.Cache == "" && (st.Size != nil || st.StorageClassName != nil || st.AccessMode != "") {
 			*warnings = append(*warnings, "spec.storage has no effect: pvc:// and oci:// models are mounted from the claim or image they name, and no cache volume is made")
 		}

@@ -18,6 +18,9 @@ const (
 	// conditionTrafficSplit reports, in a split only, whether every
 	// version serves its share.
 	conditionTrafficSplit = "TrafficSplit"
+	// conditionAdaptersReady reports, with spec.adapters only, whether
+	// every server serves every adapter.
+	conditionAdaptersReady = "AdaptersReady"
 )
 
 // condition is one status condition the function reports. Build it with
@@ -98,7 +101,33 @@ func (p *plan) report() report {
 		r.Status.RouteURL = routeURL(s)
 	}
 	r.Status.Pulls = p.pullStatuses()
+	p.reportAdapters(&r)
 	return r
+}
+
+// reportAdapters adds status.adapters and the AdaptersReady condition. The
+// first servers wait for the adapters as for the weights: until they start,
+// the phase is the adapters' (Pulling, or Failed). A failed adapter makes a
+// serving service Degraded: the rest still answers.
+func (p *plan) reportAdapters(r *report) {
+	list, c := p.adapterReport()
+	if c == nil {
+		return
+	}
+	r.Status.Adapters = list
+	r.Conditions = append(r.Conditions, *c)
+	vp := p.versions[0]
+	waiting := vp.serving == nil && vp.source.state() == jobComplete
+	switch {
+	case waiting && c.Reason == reasonAdapterPullFailed:
+		r.Status.Phase, r.Status.Message = v1alpha1.PhaseFailed, c.Message
+		r.Conditions[1] = reasonWaitingForWeights.condition("the servers start once the weights and every adapter are pulled; " + c.Message)
+	case waiting:
+		r.Status.Phase, r.Status.Message = v1alpha1.PhasePulling, c.Message
+		r.Conditions[1] = reasonWaitingForWeights.condition("the servers start once the weights and every adapter are pulled")
+	case r.Status.Phase == v1alpha1.PhaseServing && c.Reason == reasonAdapterPullFailed:
+		r.Status.Phase, r.Status.Message = v1alpha1.PhaseDegraded, "the base model serves; "+c.Message
+	}
 }
 
 // versionStatus judges one version from its own objects.

@@ -23,6 +23,10 @@ type weights struct {
 	Image      string
 	PullPolicy corev1.PullPolicy
 	PullSecret string
+	// Adapters are the LoRA adapters the servers serve beside the model,
+	// as their pod template's annotation records them (name=hash pairs
+	// sorted by name, adapters.go); a string, so that weights compare.
+	Adapters string
 }
 
 // weightsSource is where one version's weights come from: pulled by a Job

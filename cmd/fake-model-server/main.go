@@ -21,6 +21,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -50,6 +51,7 @@ type ServeCmd struct {
 	DrainDelay      time.Duration `env:"FAKE_DRAIN_DELAY" default:"0s" help:"After SIGTERM, keep answering this long with /healthz failing, then stop accepting."`
 	ShutdownTimeout time.Duration `env:"FAKE_SHUTDOWN_TIMEOUT" default:"30s" help:"After draining, how long in-flight requests may take to finish."`
 	LogRequests     bool          `env:"FAKE_LOG_REQUESTS" help:"Log one line per request."`
+	Adapters        []string      `name:"adapter" sep:"none" placeholder:"NAME=DIR" help:"A LoRA adapter: requests for model NAME are answered from the weights in DIR (repeatable)."`
 }
 
 // Run serves until SIGTERM or SIGINT, then drains and shuts down.
@@ -77,9 +79,14 @@ func (c *ServeCmd) Run() error {
 // requests are answered for DrainDelay, then the listener closes and
 // in-flight requests get ShutdownTimeout to finish.
 func (c *ServeCmd) serve(ctx context.Context, ln net.Listener, log *slog.Logger) error {
+	adapters, err := parseAdapters(c.Adapters, c.ModelName)
+	if err != nil {
+		return err
+	}
 	s := NewServer(Config{
 		ModelName: c.ModelName, ModelVersion: c.ModelVersion,
 		TokenDelay: c.TokenDelay, LogRequests: c.LogRequests,
+		Adapters: adapters,
 	}, log)
 	srv := &http.Server{
 		Handler:           s.Handler(),
@@ -122,6 +129,25 @@ func (c *ServeCmd) serve(ctx context.Context, ln net.Listener, log *slog.Logger)
 	}
 	log.Info("stopped")
 	return nil
+}
+
+// parseAdapters reads --adapter NAME=DIR flags: each name once, and not
+// the base model's.
+func parseAdapters(flags []string, base string) (map[string]string, error) {
+	out := make(map[string]string, len(flags))
+	for _, f := range flags {
+		name, dir, ok := strings.Cut(f, "=")
+		switch {
+		case !ok || name == "" || dir == "":
+			return nil, fmt.Errorf("--adapter %q: write NAME=DIR", f)
+		case name == base:
+			return nil, fmt.Errorf("--adapter %q: %s is the base model's name", f, name)
+		case out[name] != "":
+			return nil, fmt.Errorf("--adapter %q: adapter %s is given twice", f, name)
+		}
+		out[name] = dir
+	}
+	return out, nil
 }
 
 // WeightsCmd writes a sample weights directory, as a puller would.

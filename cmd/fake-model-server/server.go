@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -46,6 +47,10 @@ type Config struct {
 	TokenDelay time.Duration
 	// LogRequests logs one line per request; off, only events are logged.
 	LogRequests bool
+	// Adapters are LoRA adapters' weight directories by the model name
+	// they answer to: a request for that name is answered from them. The
+	// server is ready once the base weights and every adapter loaded.
+	Adapters map[string]string
 }
 
 // Server answers the OpenAI-shaped API from a Model. It starts without
@@ -59,6 +64,7 @@ type Server struct {
 	uid, gid int
 
 	model    atomic.Pointer[Model]
+	adapters atomic.Pointer[map[string]*Model]
 	draining atomic.Bool
 
 	mu     sync.Mutex
@@ -117,6 +123,9 @@ func (s *Server) LoadWeights(ctx context.Context, dir string, delay, retry time.
 	for {
 		m, err := LoadModel(dir)
 		if err == nil {
+			err = s.loadAdapters()
+		}
+		if err == nil {
 			s.SetModel(m)
 			s.log.Info("weights loaded", "dir", dir, "files", strings.Join(m.Files, ","), "words", m.Words(), "digest", m.Digest)
 			return
@@ -130,6 +139,33 @@ func (s *Server) LoadWeights(ctx context.Context, dir string, delay, retry time.
 			return
 		}
 	}
+}
+
+// loadAdapters loads every adapter of the config, or none.
+func (s *Server) loadAdapters() error {
+	loaded := make(map[string]*Model, len(s.cfg.Adapters))
+	for name, dir := range s.cfg.Adapters {
+		m, err := LoadModel(dir)
+		if err != nil {
+			return refuse("adapter %s: %v", name, err)
+		}
+		loaded[name] = m
+		s.log.Info("adapter loaded", "adapter", name, "dir", dir, "digest", m.Digest)
+	}
+	s.adapters.Store(&loaded)
+	return nil
+}
+
+// modelFor is the weights that answer a request for model name: the base
+// model's, or an adapter's; nil for a name the server does not serve.
+func (s *Server) modelFor(name string, base *Model) *Model {
+	if name == s.cfg.ModelName {
+		return base
+	}
+	if a := s.adapters.Load(); a != nil {
+		return (*a)[name]
+	}
+	return nil
 }
 
 // sleep waits d or until ctx ends, and says whether d passed.
@@ -252,9 +288,11 @@ type modelObject struct {
 	OwnedBy       string `json:"owned_by"`
 	Version       string `json:"version"`
 	WeightsDigest string `json:"weights_digest"`
-	UID           int    `json:"uid"`
-	GID           int    `json:"gid"`
-	Hostname      string `json:"hostname"`
+	// Parent is an adapter's base model; empty for the base model.
+	Parent   string `json:"parent,omitempty"`
+	UID      int    `json:"uid"`
+	GID      int    `json:"gid"`
+	Hostname string `json:"hostname"`
 }
 
 type modelList struct {
@@ -267,11 +305,28 @@ func (s *Server) models(w http.ResponseWriter, _ *http.Request) {
 	if !ok {
 		return
 	}
-	writeJSON(w, http.StatusOK, modelList{Object: "list", Data: []modelObject{{
+	list := modelList{Object: "list", Data: []modelObject{{
 		ID: s.cfg.ModelName, Object: "model", OwnedBy: "inferno",
 		Version: s.cfg.ModelVersion, WeightsDigest: m.Digest,
 		UID: s.uid, GID: s.gid, Hostname: s.hostname,
-	}}})
+	}}}
+	// The adapters, in name order, each with its base model as parent
+	// (as vLLM lists LoRA adapters).
+	if a := s.adapters.Load(); a != nil {
+		names := make([]string, 0, len(*a))
+		for n := range *a {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		for _, n := range names {
+			list.Data = append(list.Data, modelObject{
+				ID: n, Object: "model", OwnedBy: "inferno", Parent: s.cfg.ModelName,
+				Version: s.cfg.ModelVersion, WeightsDigest: (*a)[n].Digest,
+				UID: s.uid, GID: s.gid, Hostname: s.hostname,
+			})
+		}
+	}
+	writeJSON(w, http.StatusOK, list)
 }
 
 // loaded returns the model, or answers 503 when there is none yet.
@@ -422,7 +477,7 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, model, prompt 
 		writeError(w, http.StatusBadRequest, "invalid_request_error", "missing_model", "model is required")
 		return
 	}
-	if model != s.cfg.ModelName {
+	if model != s.cfg.ModelName && s.cfg.Adapters[model] == "" {
 		writeError(w, http.StatusNotFound, "invalid_request_error", "model_not_found",
 			fmt.Sprintf("the model %q does not exist; this server serves %q", model, s.cfg.ModelName))
 		return
@@ -432,10 +487,13 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, model, prompt 
 		writeError(w, http.StatusBadRequest, "invalid_request_error", "invalid_max_tokens", err.Error())
 		return
 	}
-	m, ok := s.loaded(w)
+	base, ok := s.loaded(w)
 	if !ok {
 		return
 	}
+	m := s.modelFor(model, base)
+	// An adapter's answer names the adapter's weights.
+	w.Header().Set(HeaderWeights, m.Digest)
 	c := m.Generate(prompt, n)
 	s.metrics.tokens.WithLabelValues("prompt").Add(float64(c.PromptTokens))
 	a := answer{

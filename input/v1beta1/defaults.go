@@ -214,6 +214,12 @@ func BuiltinRuntimes() map[string]RuntimePreset {
 			SharedMemory:      ptr(true),
 			ConcurrencyMetric: "vllm_num_requests_running",
 			MetricsPath:       "/metrics",
+			Adapters: &AdapterPreset{
+				Args:        []string{"--enable-lora", "--max-loras=$(MAX_LORAS)", "--max-lora-rank=$(MAX_LORA_RANK)"},
+				ModulesFlag: "--lora-modules",
+				MaxLoras:    ptr(DefaultMaxLoras),
+				MaxLoraRank: ptr(DefaultMaxLoraRank),
+			},
 		},
 		"triton": {
 			Image:             "nvcr.io/nvidia/tritonserver:25.01-py3",
@@ -273,6 +279,12 @@ func BuiltinRuntimes() map[string]RuntimePreset {
 			SharedMemory:      ptr(false),
 			ConcurrencyMetric: "inferno_fake_requests_running",
 			MetricsPath:       "/metrics",
+			Adapters: &AdapterPreset{
+				ModulesFlag:     "--adapter",
+				ModulesFlagEach: ptr(true),
+				MaxLoras:        ptr(DefaultMaxLoras),
+				MaxLoraRank:     ptr(DefaultMaxLoraRank),
+			},
 		},
 	}
 }
@@ -322,6 +334,7 @@ func (in *Input) Runtime(framework string) (p RuntimePreset, ok bool) {
 	p.ConcurrencyMetric = orString(o.ConcurrencyMetric, p.ConcurrencyMetric)
 	p.MetricsPath = orString(o.MetricsPath, p.MetricsPath)
 	p.MetricsPort = orPtr(o.MetricsPort, p.MetricsPort)
+	p.Adapters = mergeAdapters(o.Adapters, p.Adapters)
 	return p, true
 }
 

@@ -405,6 +405,10 @@ type RuntimePreset struct {
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=65535
 	MetricsPort *int32 `json:"metricsPort,omitempty"`
+	// Adapters says how the runtime serves LoRA adapters; a runtime
+	// without it refuses spec.adapters.
+	// +optional
+	Adapters *AdapterPreset `json:"adapters,omitempty"`
 }
 
 // PullerPreset is how weights are downloaded for one URI scheme.

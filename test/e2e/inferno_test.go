@@ -66,6 +66,7 @@ func TestInferno(t *testing.T) {
 	t.Run("24-canary-steps", s.canarySteps)
 	t.Run("25-oci", s.oci)
 	t.Run("31-pull-progress", s.pullProgress)
+	t.Run("25-lora", s.lora)
 	// With every earlier claim settled: nothing changes at rest.
 	t.Run("22-at-rest", s.atRest)
 	// Only with -scale=N (make scale): hundreds of claims at once.

@@ -143,6 +143,19 @@ type InferenceServiceSpec struct {
 	// +kubebuilder:validation:MinItems=1
 	// +kubebuilder:validation:MaxItems=8
 	Traffic []TrafficTarget `json:"traffic,omitempty"`
+
+	// Adapters are LoRA adapters served beside the base model, each under
+	// its own name (docs/adapters.md). Only runtimes that serve adapters
+	// (vllm, fake) accept them, and not with spec.traffic.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=16
+	Adapters []AdapterSpec `json:"adapters,omitempty"`
+
+	// LoRA tunes how the runtime serves spec.adapters.
+	// +optional
+	LoRA *LoRASpec `json:"lora,omitempty"`
 }
 
 // TrafficTarget is one version of the model and its share of the requests.
@@ -454,6 +467,9 @@ type InferenceServiceStatus struct {
 	// (input.pullProgress).
 	// +optional
 	Pulls []PullStatus `json:"pulls,omitempty"`
+	// Adapters reports each adapter of spec.adapters and its phase.
+	// +optional
+	Adapters []AdapterStatus `json:"adapters,omitempty"`
 }
 
 // TrafficStatus is one version of a traffic split as it is served.
