@@ -74,6 +74,10 @@ type resolvedSpec struct {
 	// routed exactly by an HTTPRoute, which stays once the split ends.
 	// Nil without one.
 	Gateway *gateway
+	// Pool, when the Gateway's inference extension is on, routes the
+	// claim through an InferencePool and an endpoint picker of its own
+	// instead of to its Services. Nil otherwise.
+	Pool *inferencePool
 }
 
 // model is spec.model, parsed.
@@ -247,6 +251,7 @@ func resolve(xr *v1alpha1.XInferenceService, in *v1beta1.Input) (*resolvedSpec, 
 	versions := resolveTraffic(name, m, puller, spec, in, &errs, &warnings)
 	split := spec.Traffic != nil
 	gw := resolveGateway(name, ns, in, &errs)
+	pool := resolveInferencePool(in, &errs)
 	checkModelCredentials(m, in, &errs)
 	resolveCacheRef(ns, spec, &errs)
 	bounds := resolveReplicas(spec, rt, m.Framework, &errs, &warnings)
@@ -267,8 +272,9 @@ func resolve(xr *v1alpha1.XInferenceService, in *v1beta1.Input) (*resolvedSpec, 
 		replicaBounds: bounds, serverSettings: servers,
 		Storage: st, Volume: name + "-weights", pullSettings: pulls, Rollout: ro,
 		Versions: versions, Split: split,
-		NetworkPolicy: np, Gateway: gw,
+		NetworkPolicy: np, Gateway: gw, Pool: pool,
 	}
+	checkPoolNames(s, &errs)
 	checkPolicy(s, spec, in, &errs)
 	errs = append(errs, npErrs...)
 	if err := errs.err(); err != nil {
