@@ -44,6 +44,10 @@ const poolCompositionLabel = "inference-pool"
 func (s *infernoSuite) inferencePool(t *testing.T) {
 	ctx := context.Background()
 	sc := env.summary.start(t, "31 inference pool")
+	// Scenario 23 deletes the HTTPRoute CRD as it ends: applying it again
+	// while it terminates would see it vanish under the route.
+	waitCRDGone(ctx, t, "httproutes.gateway.networking.k8s.io")
+	waitCRDGone(ctx, t, "inferencepools.inference.networking.k8s.io")
 	crds := []string{installHTTPRouteCRD(ctx, t), installInferencePoolCRD(ctx, t)}
 	defer func() {
 		for _, crd := range crds {
@@ -218,6 +222,25 @@ func (s *infernoSuite) inferencePool(t *testing.T) {
 		return apierrors.IsNotFound(perr) && apierrors.IsNotFound(derr) && apierrors.IsNotFound(rerr), fmt.Sprint(perr, derr, rerr), nil
 	}); err != nil {
 		t.Error(err)
+	}
+}
+
+// waitCRDGone waits until the CRD of that name is not being deleted: gone,
+// or there and not terminating.
+func waitCRDGone(ctx context.Context, t *testing.T, name string) {
+	t.Helper()
+	err := kube.Eventually(ctx, 2*time.Minute, 250*time.Millisecond, "CRD "+name+" not terminating", func(ctx context.Context) (bool, string, error) {
+		crd, err := env.admin.Get(ctx, schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition"}, "", name)
+		if apierrors.IsNotFound(err) {
+			return true, "", nil
+		}
+		if err != nil {
+			return false, "", err
+		}
+		return crd.GetDeletionTimestamp() == nil, "terminating", nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }
 
