@@ -456,3 +456,39 @@ func TestInferencePoolNameClash(t *testing.T) {
 		t.Errorf("Fatal %q, want the clash over llama-epp", msg)
 	}
 }
+
+// TestPickerPlacement: the picker runs on the Input's node pool unless its
+// own nodeSelector and tolerations say otherwise, never on the GPU nodes'
+// selector, and with the platform's resources.
+func TestPickerPlacement(t *testing.T) {
+	pool := map[string]any{"nodeSelector": map[string]any{"pool": "cpu"}, "tolerations": []any{map[string]any{"key": "pool", "operator": "Exists", "effect": "NoSchedule"}}}
+	cases := map[string]struct {
+		picker map[string]any
+		want   map[string]string
+		tols   int
+		cpu    string
+	}{
+		"InputPool":  {picker: nil, want: map[string]string{"pool": "cpu"}, tols: 1, cpu: "250m"},
+		"OwnPool":    {picker: map[string]any{"nodeSelector": map[string]any{"pool": "system"}, "tolerations": []any{}, "cpu": "1"}, want: map[string]string{"pool": "system"}, tols: 0, cpu: "1"},
+		"InputEmpty": {picker: map[string]any{}, want: map[string]string{"pool": "cpu"}, tols: 1, cpu: "250m"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			in := poolInput(nil, tc.picker)
+			in["scheduling"] = pool
+			in["gpu"] = map[string]any{"nodeSelector": map[string]any{"gpu": "a100"}}
+			_, obs := settle(t, poolXR(t), in, world{}, nil)
+			d := desiredObject[appsv1.Deployment](t, run(t, newRequest(t, poolXR(t), in, obs...)), resourcePicker)
+			spec := d.Spec.Template.Spec
+			if diff := cmp.Diff(tc.want, spec.NodeSelector); diff != "" {
+				t.Errorf("picker nodeSelector (-want +got):\n%s", diff)
+			}
+			if len(spec.Tolerations) != tc.tols {
+				t.Errorf("picker tolerations %+v, want %d", spec.Tolerations, tc.tols)
+			}
+			if got := spec.Containers[0].Resources.Requests.Cpu().String(); got != tc.cpu {
+				t.Errorf("picker CPU %s, want %s", got, tc.cpu)
+			}
+		})
+	}
+}
