@@ -164,6 +164,18 @@ func (s *infernoSuite) inferencePool(t *testing.T) {
 	waitPoolReason(ctx, t, ns, name, "PoolRouted", "True")
 	sc.note("pool and route accepted → claim Ready, PoolRouted in %.1fs", time.Since(start).Seconds())
 
+	// The real picker, with the rendered arguments, configuration and
+	// identity, finds the pool's servers (it watches InferenceObjectives
+	// too, and exits without their CRD).
+	waitCRDGone(ctx, t, "inferenceobjectives.inference.networking.x-k8s.io")
+	crds = append(crds, installInferenceExtensionCRD(ctx, t, "inference.networking.x-k8s.io_inferenceobjectives.yaml"))
+	start = time.Now()
+	live := startLivePicker(ctx, t, ns, name)
+	if live != nil {
+		live.waitReadyPods(ctx, t, name, 2)
+		sc.note("the real EPP v1.2.0 (host process, the rendered args, config and ServiceAccount token) counts the pool's 2 ready servers in %.1fs", time.Since(start).Seconds())
+	}
+
 	// The Gateway stops supporting pools: the claim says so and is not Ready.
 	start = time.Now()
 	writePoolStatus(ctx, t, ns, name, "False", "NotSupportedByParent", "this Gateway does not take InferencePool backends")
@@ -208,6 +220,10 @@ func (s *infernoSuite) inferencePool(t *testing.T) {
 		t.Errorf("the pool selects ready servers %v, want one of each version", versions)
 	}
 	sc.note("canary 50/50 on the pool: both versions selected, PoolSplit, Ready in %.1fs", time.Since(start).Seconds())
+	if live != nil {
+		live.waitReadyPods(ctx, t, name, 2)
+		sc.note("the live picker counts the 2 servers of both versions")
+	}
 
 	// Every object the function renders at every stage (its goldens) is
 	// accepted by the API server with strict field validation.
@@ -248,13 +264,20 @@ func waitCRDGone(ctx context.Context, t *testing.T, name string) {
 // sigs.k8s.io/gateway-api-inference-extension module the root go.mod pins.
 func installInferencePoolCRD(ctx context.Context, t *testing.T) string {
 	t.Helper()
+	return installInferenceExtensionCRD(ctx, t, "inference.networking.k8s.io_inferencepools.yaml")
+}
+
+// installInferenceExtensionCRD applies one CRD of that module's
+// config/crd/bases.
+func installInferenceExtensionCRD(ctx context.Context, t *testing.T, file string) string {
+	t.Helper()
 	cmd := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "sigs.k8s.io/gateway-api-inference-extension")
 	cmd.Dir = repoRoot()
 	out, err := cmd.Output()
 	if err != nil || strings.TrimSpace(string(out)) == "" {
 		t.Fatalf("finding sigs.k8s.io/gateway-api-inference-extension: %v (%q)", err, out)
 	}
-	path := filepath.Join(strings.TrimSpace(string(out)), "config", "crd", "bases", "inference.networking.k8s.io_inferencepools.yaml")
+	path := filepath.Join(strings.TrimSpace(string(out)), "config", "crd", "bases", file)
 	objs, err := env.admin.ApplyFile(ctx, path)
 	if err != nil || len(objs) != 1 {
 		t.Fatalf("applying %s: %v (%d objects)", path, err, len(objs))
