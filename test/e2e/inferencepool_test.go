@@ -172,8 +172,8 @@ func (s *infernoSuite) inferencePool(t *testing.T) {
 	start = time.Now()
 	live := startLivePicker(ctx, t, ns, name)
 	if live != nil {
-		live.waitReadyPods(ctx, t, name, 2)
-		sc.note("the real EPP v1.2.0 (host process, the rendered args, config and ServiceAccount token) counts the pool's 2 ready servers in %.1fs", time.Since(start).Seconds())
+		live.waitPodsAdded(ctx, t, name, readyPoolPods(ctx, t, ns, sel))
+		sc.note("the real EPP v1.2.0 (host process, the rendered args, config and ServiceAccount token) added the pool's 2 ready servers in %.1fs", time.Since(start).Seconds())
 	}
 
 	// The Gateway stops supporting pools: the claim says so and is not Ready.
@@ -221,8 +221,8 @@ func (s *infernoSuite) inferencePool(t *testing.T) {
 	}
 	sc.note("canary 50/50 on the pool: both versions selected, PoolSplit, Ready in %.1fs", time.Since(start).Seconds())
 	if live != nil {
-		live.waitReadyPods(ctx, t, name, 2)
-		sc.note("the live picker counts the 2 servers of both versions")
+		live.waitPodsAdded(ctx, t, name, readyPoolPods(ctx, t, ns, sel))
+		sc.note("the live picker added the canary's server too")
 	}
 
 	// Every object the function renders at every stage (its goldens) is
@@ -415,3 +415,19 @@ func dryRunGoldens(ctx context.Context, t *testing.T, ns, prefix string) int {
 }
 
 func ptrTrue() *bool { b := true; return &b }
+
+// readyPoolPods names the ready pods a pool's selector matches.
+func readyPoolPods(ctx context.Context, t *testing.T, ns string, sel map[string]string) []string {
+	t.Helper()
+	pods, err := env.admin.Typed.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: labels.SelectorFromSet(sel).String()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, p := range pods.Items {
+		if p.DeletionTimestamp == nil && podReady(&p) {
+			out = append(out, p.Name)
+		}
+	}
+	return out
+}

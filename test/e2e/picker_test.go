@@ -3,13 +3,12 @@
 package e2e
 
 import (
-	"bufio"
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -34,9 +33,8 @@ import (
 // and the real node's pods cannot reach the API server, which listens on
 // the host's loopback only.
 type livePicker struct {
-	cmd     *exec.Cmd
-	metrics string // its Prometheus endpoint
-	log     string
+	cmd *exec.Cmd
+	log string
 }
 
 // startLivePicker starts the picker of claim name in ns; nil (and a note)
@@ -96,7 +94,7 @@ current-context: picker
 			args[i+1] = v
 		}
 	}
-	lp := &livePicker{metrics: "http://127.0.0.1:" + ports["--metrics-port"] + "/metrics", log: filepath.Join(dir, "epp.log")}
+	lp := &livePicker{log: filepath.Join(dir, "epp.log")}
 	logf, err := os.Create(lp.log)
 	if err != nil {
 		t.Fatal(err)
@@ -115,46 +113,62 @@ current-context: picker
 	return lp
 }
 
-// waitReadyPods waits until the picker's own metrics count want ready
-// pods in its pool (inference_pool_ready_pods), which it learns by
-// watching the pool and the pods of its namespace.
-func (lp *livePicker) waitReadyPods(ctx context.Context, t *testing.T, pool string, want int) {
+// waitPodsAdded waits until the picker's log says it added every pod of
+// want to its pool's endpoints ("Pod added", which it logs when a pod its
+// pool selects is ready), and checks it added no other pod of the claim
+// (its own, a pull pod) and was never refused by the API server. Its
+// Prometheus gauge inference_pool_ready_pods would be the nicer witness,
+// but it counts only pods whose metrics it could scrape, and kwok's pods
+// serve none.
+func (lp *livePicker) waitPodsAdded(ctx context.Context, t *testing.T, claim string, want []string) {
 	t.Helper()
-	err := kube.Eventually(ctx, 2*time.Minute, 500*time.Millisecond, fmt.Sprintf("the live picker counts %d ready pods in pool %s", want, pool), func(ctx context.Context) (bool, string, error) {
+	var added map[string]bool
+	err := kube.Eventually(ctx, 2*time.Minute, 500*time.Millisecond, fmt.Sprintf("the live picker adds the pool's servers %v", want), func(ctx context.Context) (bool, string, error) {
 		if lp.cmd.ProcessState != nil {
 			return false, "", fmt.Errorf("the picker exited: %s; see %s", lp.cmd.ProcessState, lp.log)
 		}
-		n, err := lp.readyPods(ctx, pool)
+		b, err := os.ReadFile(lp.log)
 		if err != nil {
-			return false, err.Error() + "; log tail: " + tail(lp.log, 3), nil
+			return false, "", err
 		}
-		return n == want, fmt.Sprintf("%d ready pods; log tail: %s", n, tail(lp.log, 3)), nil
+		if strings.Contains(strings.ToLower(string(b)), "forbidden") {
+			return false, "", fmt.Errorf("the API server refused the picker something; see %s", lp.log)
+		}
+		added = podsAdded(string(b))
+		for _, p := range want {
+			if !added[p] {
+				return false, fmt.Sprintf("added %v; log tail: %s", added, tail(lp.log, 2)), nil
+			}
+		}
+		return true, "", nil
 	})
 	if err != nil {
 		t.Fatalf("%v (log: %s)", err, lp.log)
 	}
-}
-
-func (lp *livePicker) readyPods(ctx context.Context, pool string) (int, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, lp.metrics, nil)
-	if err != nil {
-		return 0, err
-	}
-	rsp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return 0, err
-	}
-	defer rsp.Body.Close()
-	sc := bufio.NewScanner(rsp.Body)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	prefix := fmt.Sprintf("inference_pool_ready_pods{name=%q} ", pool)
-	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), prefix); ok {
-			f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
-			return int(f), err
+	for p := range added {
+		if strings.HasPrefix(p, claim+"-epp-") || strings.Contains(p, "-pull-") {
+			t.Errorf("the picker added pod %s, which is not a server", p)
 		}
 	}
-	return 0, fmt.Errorf("no %s… in the picker's metrics yet", strings.TrimSpace(prefix))
+}
+
+// podsAdded reads the names of the pods an EPP log says it added.
+func podsAdded(log string) map[string]bool {
+	out := map[string]bool{}
+	for _, line := range strings.Split(log, "\n") {
+		if !strings.Contains(line, `"msg":"Pod added"`) {
+			continue
+		}
+		var entry struct {
+			Pod struct {
+				Name string `json:"name"`
+			} `json:"Pod"`
+		}
+		if json.Unmarshal([]byte(line), &entry) == nil && entry.Pod.Name != "" {
+			out[entry.Pod.Name] = true
+		}
+	}
+	return out
 }
 
 func freePort(t *testing.T) string {
