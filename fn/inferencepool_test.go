@@ -1,7 +1,9 @@
 package fn
 
 import (
+	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -14,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	inferencev1 "sigs.k8s.io/gateway-api-inference-extension/api/v1"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+	"sigs.k8s.io/yaml"
 )
 
 // poolExampleInput is the Input of examples/inference-pool/composition.yaml.
@@ -490,5 +493,54 @@ func TestPickerPlacement(t *testing.T) {
 				t.Errorf("picker CPU %s, want %s", got, tc.cpu)
 			}
 		})
+	}
+}
+
+// TestRBACCoversPicker: Kubernetes lets Crossplane create the picker's Role
+// only with every permission in it, so apis/rbac.yaml must hold each rule
+// of pickerRules, and cover every kind of the picker's set that
+// Crossplane's own role may not.
+func TestRBACCoversPicker(t *testing.T) {
+	b, err := os.ReadFile("../apis/rbac.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var role rbacv1.ClusterRole
+	if err := yaml.Unmarshal(b, &role); err != nil {
+		t.Fatal(err)
+	}
+	allows := func(group, resource, verb string) bool {
+		for _, r := range role.Rules {
+			if slices.Contains(r.APIGroups, group) && slices.Contains(r.Resources, resource) && slices.Contains(r.Verbs, verb) {
+				return true
+			}
+		}
+		return false
+	}
+	for _, r := range pickerRules() {
+		for _, g := range r.APIGroups {
+			for _, res := range r.Resources {
+				for _, v := range r.Verbs {
+					if !allows(g, res, v) {
+						t.Errorf("apis/rbac.yaml does not let Crossplane %s %s.%s, which the picker's Role grants", v, res, g)
+					}
+				}
+			}
+		}
+	}
+	for _, k := range []struct{ group, resource string }{
+		{"inference.networking.k8s.io", "inferencepools"}, {"rbac.authorization.k8s.io", "roles"}, {"rbac.authorization.k8s.io", "rolebindings"},
+		{"", "serviceaccounts"}, {"", "configmaps"}, {"apps", "deployments"}, {"", "services"}, {"gateway.networking.k8s.io", "httproutes"},
+	} {
+		for _, v := range []string{"get", "list", "watch", "create", "update", "patch", "delete"} {
+			if !allows(k.group, k.resource, v) {
+				t.Errorf("apis/rbac.yaml does not let Crossplane %s %s.%s", v, k.resource, k.group)
+			}
+		}
+	}
+	for _, r := range role.Rules {
+		if slices.Contains(r.Verbs, "bind") || slices.Contains(r.Verbs, "escalate") || slices.Contains(r.Verbs, "*") {
+			t.Errorf("apis/rbac.yaml grants %v: Crossplane needs no bind, escalate or *", r)
+		}
 	}
 }
