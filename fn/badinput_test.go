@@ -267,6 +267,15 @@ func TestBadInput(t *testing.T) {
 		"GatewayBadName":           {xr: traffic(tv("1", 90, ""), tv("2", 10, "hf://org/v2")), input: map[string]any{"traffic": map[string]any{"gateway": map[string]any{"name": "Main_GW"}}}, field: "input.traffic.gateway.name", fix: "lower case alphanumeric"},
 		"GatewayBadScheme":         {xr: traffic(tv("1", 90, ""), tv("2", 10, "hf://org/v2")), input: map[string]any{"traffic": map[string]any{"gateway": map[string]any{"name": "gw", "scheme": "grpc"}}}, field: "input.traffic.gateway.scheme", fix: "use http or https"},
 		"GatewayBadDomain":         {xr: traffic(tv("1", 90, ""), tv("2", 10, "hf://org/v2")), input: map[string]any{"traffic": map[string]any{"gateway": map[string]any{"name": "gw", "domain": "Models_Example"}}}, field: "input.traffic.gateway.domain", fix: "is not a DNS name"},
+		"PickerBadFailureMode":     {input: poolInput(map[string]any{"failureMode": "FailSoft"}, nil), field: "input.traffic.gateway.inferenceExtension.failureMode", fix: "use FailClose or FailOpen"},
+		"PickerBadImage":           {input: poolInput(nil, map[string]any{"image": "epp latest"}), field: "input.traffic.gateway.inferenceExtension.picker.image", fix: "is not an image reference"},
+		"PickerManagedFlag":        {input: poolInput(nil, map[string]any{"args": []any{"--v", "2", "--pool-name=other"}}), field: "input.traffic.gateway.inferenceExtension.picker.args[2]", fix: "sets a flag the function sets"},
+		"PickerManagedFlagSep":     {input: poolInput(nil, map[string]any{"args": []any{"--config-file", "/etc/x"}}), field: "input.traffic.gateway.inferenceExtension.picker.args[0]", fix: "remove it"},
+		"PickerConfigNotYAML":      {input: poolInput(nil, map[string]any{"config": "plugins: [unclosed"}), field: "input.traffic.gateway.inferenceExtension.picker.config", fix: "is not YAML"},
+		"PickerConfigWrongKind":    {input: poolInput(nil, map[string]any{"config": "apiVersion: v1\nkind: ConfigMap\n"}), field: "input.traffic.gateway.inferenceExtension.picker.config", fix: "give an EndpointPickerConfig"},
+		"PickerZeroCPU":            {input: poolInput(nil, map[string]any{"cpu": "0"}), field: "input.traffic.gateway.inferenceExtension.picker.cpu", fix: "is not a positive quantity"},
+		"PickerUnknownField":       {input: poolInput(nil, map[string]any{"replicas": 2}), field: "input", fix: "unknown field"},
+		"PoolVersionEpp":           {xr: traffic(tv("1", 90, ""), tv("epp", 10, "hf://org/v2")), input: poolInput(nil, nil), field: "spec.traffic", fix: "which is the endpoint picker's"},
 
 		// ModelCache references and the weights' life.
 		"CacheRefWithStorage":     {xr: both(model("cacheRef", map[string]any{"name": "llama"}), set("50Gi", "spec", "storage", "size")), field: "spec.storage", fix: "size it on the ModelCache and remove spec.storage"},
@@ -597,4 +606,17 @@ func TestBadInputSpoofedClaimLabels(t *testing.T) {
 			t.Errorf("a claim's composite renders as %s/%s, want team-a/llama", s.Namespace, s.Name)
 		}
 	})
+}
+
+// poolInput is an Input naming a Gateway with the inference extension on,
+// with ext laid over inferenceExtension and picker over its picker.
+func poolInput(ext, picker map[string]any) map[string]any {
+	x := map[string]any{"enabled": true}
+	for k, v := range ext {
+		x[k] = v
+	}
+	if picker != nil {
+		x["picker"] = picker
+	}
+	return map[string]any{"traffic": map[string]any{"gateway": map[string]any{"name": "inference", "namespace": "gateways", "inferenceExtension": x}}}
 }

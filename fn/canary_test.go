@@ -32,6 +32,7 @@ type world struct {
 	PullRunning bool            // pull Jobs never finish
 	NotReady    map[string]bool // Deployment names whose servers never get ready
 	RouteState  string          // "" (no gateway controller), "accepted" or "rejected"
+	PoolState   string          // the same, of InferencePools
 }
 
 // settle walks a claim to where the world lets it go: each call observes
@@ -112,6 +113,8 @@ func observeAll(t testing.TB, rsp *fnv1.RunFunctionResponse, w world) []observed
 			status = map[string]any{"conditions": []any{jobCondition("AbleToScale"), jobCondition("ScalingActive")}}
 		case "HTTPRoute":
 			status = routeStatus(obj, w.RouteState)
+		case "InferencePool":
+			status = poolStatus(w.PoolState)
 		}
 		o := observedFrom(t, rsp, name, status)
 		if kind == "Deployment" {

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	inferencev1 "sigs.k8s.io/gateway-api-inference-extension/api/v1"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 )
 
@@ -164,14 +165,6 @@ func routeURL(s *resolvedSpec) string {
 // the versions' Services, attached to the platform's Gateway. It is named
 // after the claim, like the Service.
 func renderHTTPRoute(s *resolvedSpec, backends []routeBackend) *gatewayv1.HTTPRoute {
-	gw := s.Gateway
-	parent := gatewayv1.ParentReference{Name: gatewayv1.ObjectName(gw.Name)}
-	if gw.Namespace != s.Namespace {
-		parent.Namespace = ptrTo(gatewayv1.Namespace(gw.Namespace))
-	}
-	if gw.SectionName != "" {
-		parent.SectionName = ptrTo(gatewayv1.SectionName(gw.SectionName))
-	}
 	refs := make([]gatewayv1.HTTPBackendRef, len(backends))
 	for i, b := range backends {
 		refs[i] = gatewayv1.HTTPBackendRef{BackendRef: gatewayv1.BackendRef{
@@ -181,6 +174,34 @@ func renderHTTPRoute(s *resolvedSpec, backends []routeBackend) *gatewayv1.HTTPRo
 			},
 			Weight: ptrTo(b.Weight),
 		}}
+	}
+	return httpRoute(s, refs)
+}
+
+// renderPoolRoute builds the HTTPRoute of a claim on an InferencePool: its
+// one backend is the pool (no port: the pool's targetPorts say where its
+// servers listen), whose endpoint picker chooses a server for each
+// request.
+func renderPoolRoute(s *resolvedSpec) *gatewayv1.HTTPRoute {
+	return httpRoute(s, []gatewayv1.HTTPBackendRef{{BackendRef: gatewayv1.BackendRef{
+		BackendObjectReference: gatewayv1.BackendObjectReference{
+			Group: ptrTo(gatewayv1.Group(inferencev1.GroupVersion.Group)),
+			Kind:  ptrTo(gatewayv1.Kind("InferencePool")),
+			Name:  gatewayv1.ObjectName(s.Name),
+		},
+	}}})
+}
+
+// httpRoute is the claim's HTTPRoute to refs, attached to the platform's
+// Gateway.
+func httpRoute(s *resolvedSpec, refs []gatewayv1.HTTPBackendRef) *gatewayv1.HTTPRoute {
+	gw := s.Gateway
+	parent := gatewayv1.ParentReference{Name: gatewayv1.ObjectName(gw.Name)}
+	if gw.Namespace != s.Namespace {
+		parent.Namespace = ptrTo(gatewayv1.Namespace(gw.Namespace))
+	}
+	if gw.SectionName != "" {
+		parent.SectionName = ptrTo(gatewayv1.SectionName(gw.SectionName))
 	}
 	r := &gatewayv1.HTTPRoute{
 		TypeMeta:   metav1.TypeMeta{APIVersion: gatewayv1.GroupVersion.String(), Kind: "HTTPRoute"},

@@ -47,6 +47,10 @@ func claimedServices(s *resolvedSpec, spec v1alpha1.InferenceServiceSpec, ocds m
 	if _, ok := ocds[resourceService]; !ok {
 		out = append(out, claimedService{Resource: resourceService, Name: s.Name, Entry: -1})
 	}
+	if _, ok := ocds[resourcePickerService]; s.Pool != nil && !ok {
+		// The endpoint picker's <name>-epp: a claim of that name has it.
+		out = append(out, claimedService{Resource: resourcePickerService, Name: pickerName(s), Entry: -1})
+	}
 	if !s.Split {
 		return out
 	}

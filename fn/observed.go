@@ -11,6 +11,7 @@ import (
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	inferencev1 "sigs.k8s.io/gateway-api-inference-extension/api/v1"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/inferno-ai/function-inferno/internal/structcodec"
@@ -28,6 +29,10 @@ type observed struct {
 	PVC     *corev1.PersistentVolumeClaim
 	Service *corev1.Service      // the Service <name>
 	Route   *gatewayv1.HTTPRoute // metadata, spec and status
+	// Pool is the InferencePool (metadata and status), Picker its endpoint
+	// picker's Deployment (without its pod template).
+	Pool   *inferencev1.InferencePool
+	Picker *appsv1.Deployment
 	// Deployments, HPAs and VersionServices are the servers' objects of
 	// every version, by composition resource name ("deployment",
 	// "deployment-<version>", "hpa", "hpa-<version>", "service-<version>").
@@ -93,6 +98,11 @@ func observe(ocds map[string]*fnv1.Resource) (observed, error) {
 		case name == resourceRoute:
 			o.Route = &gatewayv1.HTTPRoute{}
 			err = decodeFields(c, o.Route, "metadata", "spec", "status")
+		case name == resourcePool:
+			o.Pool = &inferencev1.InferencePool{}
+			err = decodeFields(c, o.Pool, "metadata", "status")
+		case name == resourcePicker:
+			o.Picker, _, err = decodeDeployment(c)
 		case name == resourceDeployment || strings.HasPrefix(name, resourceDeployment+"-"):
 			d, t, derr := decodeDeployment(c)
 			o.Deployments[name], err = &observedDeployment{Deployment: d, template: t}, derr
@@ -216,6 +226,9 @@ func (o observed) routeBackends() []routeBackend {
 	var out []routeBackend
 	for _, r := range o.Route.Spec.Rules {
 		for _, b := range r.BackendRefs {
+			if (b.Group != nil && *b.Group != "") || (b.Kind != nil && *b.Kind != "Service") {
+				continue // an InferencePool: not a Service
+			}
 			w := int32(1) // the Gateway API's default weight
 			if b.Weight != nil {
 				w = *b.Weight

@@ -45,6 +45,9 @@ type plan struct {
 	// adapters are spec.adapters' pulls (adapters.go), served by the
 	// primary's servers.
 	adapters []adapterPlan
+	// pool is the InferencePool and its endpoint picker, nil when none is
+	// composed.
+	pool *poolPlan
 }
 
 // versionPlan is one version's part of the plan.
@@ -100,6 +103,8 @@ type departingVersion struct {
 // routePlan is the HTTPRoute: its weighted backends and what the gateway
 // controller said of it.
 type routePlan struct {
+	// pool says its backend is the claim's InferencePool, not Services.
+	pool     bool
 	backends []routeBackend
 	// held says no backend had a ready server: the route keeps the
 	// weights it was observed with.
@@ -202,6 +207,7 @@ func newPlan(s *resolvedSpec, cache *cachedWeights, o observed) (*plan, error) {
 	}
 	p.mainService = p.mainService || o.Service != nil
 	p.route = p.planRoute()
+	p.pool = p.planPool()
 	return p, nil
 }
 
@@ -219,6 +225,28 @@ func (p *plan) withServedAdapters(w *weights, d *observedDeployment) *weights {
 	}
 	out.Adapters = adaptersAnnotation(servedAdapters(p.adapters, was))
 	return &out
+}
+
+// poolPlan is the claim's InferencePool and its endpoint picker, and what
+// the Gateway's implementation and the Deployment controller said of them.
+type poolPlan struct {
+	// ready says the Gateway accepted the pool and resolved its picker.
+	ready bool
+	state routeState
+	// pickerReady says the picker's Deployment is available.
+	pickerReady bool
+}
+
+// planPool decides the InferencePool and its picker. They come with the
+// Service <name>, with the first servers, and stay while the Input's
+// inference extension is on.
+func (p *plan) planPool() *poolPlan {
+	if p.spec.Pool == nil || !p.mainService {
+		return nil
+	}
+	pp := &poolPlan{pickerReady: deploymentReady(p.observed.Picker)}
+	pp.ready, pp.state = poolReady(p.spec, p.observed.Pool)
+	return pp
 }
 
 // observedCount is the servers the version was last given: its observed
@@ -320,6 +348,15 @@ func (p *plan) keepsDepartingServers() bool {
 // drops spec.traffic keeps it, with all the weight on the Service <name>.
 func (p *plan) planRoute() *routePlan {
 	s, o := p.spec, p.observed
+	if s.Pool != nil {
+		// On an InferencePool: with the pool, to the pool.
+		if !p.mainService {
+			return nil
+		}
+		rp := &routePlan{pool: true}
+		rp.ready, rp.state = routeReady(s, o.Route, nil)
+		return rp
+	}
 	if s.Gateway == nil || !(s.Split && p.versions[0].renderService || o.Route != nil) {
 		return nil
 	}
@@ -469,8 +506,20 @@ func (p *plan) resources() ([]composedResource, []string) {
 	if p.mainService {
 		add(resourceService, renderService(s, p.keepsDepartingServers()), serviceReady(o.Service))
 	}
-	if p.route != nil {
+	switch {
+	case p.route != nil && p.route.pool:
+		add(resourceRoute, renderPoolRoute(s), p.route.ready)
+	case p.route != nil:
 		add(resourceRoute, renderHTTPRoute(s, p.route.backends), p.route.ready)
+	}
+	if p.pool != nil {
+		add(resourcePool, renderInferencePool(s), p.pool.ready)
+		add(resourcePickerConfig, renderPickerConfig(s), o.has(resourcePickerConfig))
+		add(resourcePickerServiceAccount, renderPickerServiceAccount(s), o.has(resourcePickerServiceAccount))
+		add(resourcePickerRole, renderPickerRole(s), o.has(resourcePickerRole))
+		add(resourcePickerRoleBinding, renderPickerRoleBinding(s), o.has(resourcePickerRoleBinding))
+		add(resourcePicker, renderPickerDeployment(s), p.pool.pickerReady)
+		add(resourcePickerService, renderPickerService(s), o.has(resourcePickerService))
 	}
 	if s.NetworkPolicy != nil {
 		// From the first call, so the pull pods are covered from their

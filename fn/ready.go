@@ -202,6 +202,9 @@ type routeState struct {
 func routeReady(s *resolvedSpec, r *gatewayv1.HTTPRoute, backends []routeBackend) (bool, routeState) {
 	gw := s.Gateway
 	st := routeState{Message: fmt.Sprintf("no gateway controller has reported on HTTPRoute %s for Gateway %s/%s yet; until one accepts it the Service %s splits requests approximately", s.Name, gw.Namespace, gw.Name, s.Name)}
+	if s.Pool != nil {
+		st.Message = fmt.Sprintf("no gateway controller has reported on HTTPRoute %s for Gateway %s/%s yet; until one accepts it the Service %s is the only way to the servers", s.Name, gw.Namespace, gw.Name, s.Name)
+	}
 	if r == nil {
 		return false, st
 	}
@@ -233,6 +236,9 @@ func routeReady(s *resolvedSpec, r *gatewayv1.HTTPRoute, backends []routeBackend
 			return false, st
 		}
 		st.Message = fmt.Sprintf("HTTPRoute %s on Gateway %s/%s splits requests exactly: %s", s.Name, gw.Namespace, gw.Name, describeBackends(backends))
+		if s.Pool != nil {
+			st.Message = fmt.Sprintf("HTTPRoute %s on Gateway %s/%s sends requests to InferencePool %s", s.Name, gw.Namespace, gw.Name, s.Name)
+		}
 		return true, st
 	}
 	return false, st

@@ -56,6 +56,13 @@ const (
 	reasonAdapterPullFailed
 	reasonAdaptersRollingOut
 	reasonAdaptersServed
+	reasonPoolSplit
+	reasonPoolWaiting
+	reasonPickerStarting
+	reasonPickerFailed
+	reasonPoolPending
+	reasonPoolNotAccepted
+	reasonPoolRouted
 
 	// numReasons counts the reasons; it is not one.
 	numReasons
@@ -295,6 +302,41 @@ var reasons = [numReasons]reasonDoc{
 		Name: "AdaptersServed", Type: conditionAdaptersReady, Status: true,
 		Means: "The servers serve every adapter of `spec.adapters`: a request whose `model` is an adapter's name is answered by the base model with that adapter.",
 		Do:    "Nothing; `GET /v1/models` lists them.",
+	},
+	reasonPoolSplit: {
+		Name: "PoolSplit", Type: conditionTrafficSplit, Status: true,
+		Means: "Every version of `spec.traffic` serves, behind one InferencePool (the Input's inference extension): its endpoint picker chooses a server of any version for each request, by load, so the split follows the servers per version (each version runs its weight's share of `spec.replicas`; the message gives the shares), not the weights exactly.",
+		Do:    "Nothing. For a closer split raise `spec.replicas.min`; to reach one version alone, call its Service `<name>-<version>`.",
+	},
+	reasonPoolWaiting: {
+		Name: "PoolWaiting", Type: conditionInferencePool, Status: false,
+		Means: "The InferencePool, its endpoint picker and the HTTPRoute to the pool come with the first servers, once the weights are there.",
+		Do:    "See `WeightsReady` and `ServerReady`.",
+	},
+	reasonPickerStarting: {
+		Name: "PickerStarting", Type: conditionInferencePool, Status: false,
+		Means: "The endpoint picker's Deployment `<name>-epp` is not available yet. Until it is, the Gateway refuses the pool's requests (`failureMode: FailClose`, the default) or sends them to a server of its own choice (`FailOpen`); the Service `<name>` serves meanwhile.",
+		Do:    "`kubectl -n <ns> describe deployment/<name>-epp` and its pod's Events and logs: usually the picker's image cannot be pulled (the platform's `input.traffic.gateway.inferenceExtension.picker.image`), or the InferencePool and InferenceObjective CRDs are missing (the picker exits when it cannot watch them).",
+	},
+	reasonPickerFailed: {
+		Name: "PickerFailed", Type: conditionInferencePool, Status: false,
+		Means: "The endpoint picker's rollout gave up (`ProgressDeadlineExceeded`); the message carries the Deployment's reason.",
+		Do:    "Platform team: as for `PickerStarting`; fix the picker's image, args or config in the Input, and a new rollout starts.",
+	},
+	reasonPoolPending: {
+		Name: "PoolPending", Type: conditionInferencePool, Status: false,
+		Means: "No Gateway implementation has reported on the InferencePool (its `status.parents`), or on the HTTPRoute to it, for the Input's Gateway yet: requests through the Gateway do not reach the pool. The Service `<name>` serves meanwhile.",
+		Do:    "Platform team: check that the Gateway exists and that its implementation supports InferencePool backends (the Gateway API Inference Extension) and runs.",
+	},
+	reasonPoolNotAccepted: {
+		Name: "PoolNotAccepted", Type: conditionInferencePool, Status: false,
+		Means: "The Gateway refused the InferencePool or the HTTPRoute to it, or could not resolve a reference (the picker's Service, the pool); the message carries its condition.",
+		Do:    "Platform team: read the message; `NotSupportedByParent` means the Gateway's implementation does not take InferencePool backends; `InvalidExtensionRef` that the picker's Service `<name>-epp` is missing; for the route see `RouteNotAccepted`.",
+	},
+	reasonPoolRouted: {
+		Name: "PoolRouted", Type: conditionInferencePool, Status: true,
+		Means: "The Gateway accepted the InferencePool and the HTTPRoute to it, and the endpoint picker runs: each request through the Gateway goes to the server the picker chooses.",
+		Do:    "Nothing; reach it at `status.routeURL`.",
 	},
 }
 

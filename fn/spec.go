@@ -82,6 +82,10 @@ type resolvedSpec struct {
 	// PodMonitor, when the Input turns it on, is how the servers'
 	// metrics are scraped; nil renders no PodMonitor.
 	PodMonitor *podMonitor
+	// Pool, when the Gateway's inference extension is on, routes the
+	// claim through an InferencePool and an endpoint picker of its own
+	// instead of to its Services. Nil otherwise.
+	Pool *inferencePool
 }
 
 // model is spec.model, parsed.
@@ -263,6 +267,7 @@ func resolve(xr *v1alpha1.XInferenceService, in *v1beta1.Input) (*resolvedSpec, 
 	versions := resolveTraffic(name, m, puller, spec, in, &errs, &warnings)
 	split := spec.Traffic != nil
 	gw := resolveGateway(name, ns, in, &errs)
+	pool := resolveInferencePool(in, &errs)
 	checkModelCredentials(m, in, &errs)
 	checkOCISource(m, "spec.model.uri", "spec.model.revision", "spec.model.credentialsSecretRef", in, &errs, &warnings)
 	resolveCacheRef(ns, spec, &errs)
@@ -287,9 +292,10 @@ func resolve(xr *v1alpha1.XInferenceService, in *v1beta1.Input) (*resolvedSpec, 
 		replicaBounds: bounds, serverSettings: servers,
 		Storage: st, Volume: name + "-weights", pullSettings: pulls, Rollout: ro,
 		Versions: versions, Split: split, Adapters: adapters,
-		NetworkPolicy: np, Gateway: gw,
+		NetworkPolicy: np, Gateway: gw, Pool: pool,
 		Progress: progress, PodMonitor: pm,
 	}
+	checkPoolNames(s, &errs)
 	checkPolicy(s, spec, in, &errs)
 	errs = append(errs, npErrs...)
 	if err := errs.err(); err != nil {

@@ -6,6 +6,7 @@ import (
 
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
+	inferencev1 "sigs.k8s.io/gateway-api-inference-extension/api/v1"
 
 	"github.com/inferno-ai/function-inferno/apis/inference/v1alpha1"
 )
@@ -21,6 +22,10 @@ const (
 	// conditionAdaptersReady reports, with spec.adapters only, whether
 	// every server serves every adapter.
 	conditionAdaptersReady = "AdaptersReady"
+	// conditionInferencePool reports, with the Input's inference
+	// extension, whether requests through the Gateway reach the claim's
+	// InferencePool and its endpoint picker.
+	conditionInferencePool = "InferencePoolReady"
 )
 
 // condition is one status condition the function reports. Build it with
@@ -90,8 +95,15 @@ func (p *plan) report() report {
 	switch {
 	case s.Split:
 		p.splitStatus(versions, &r)
-	case p.route != nil || p.keepsDepartingServers():
+	case p.route != nil && !p.route.pool || p.keepsDepartingServers():
 		c := p.trafficCondition(nil, nil, &r)
+		r.Conditions = append(r.Conditions, c)
+		if r.Status.Phase == v1alpha1.PhaseServing {
+			r.Status.Message += "; " + c.Message
+		}
+	}
+	if s.Pool != nil {
+		c := p.poolCondition(&r)
 		r.Conditions = append(r.Conditions, c)
 		if r.Status.Phase == v1alpha1.PhaseServing {
 			r.Status.Message += "; " + c.Message
@@ -333,7 +345,7 @@ func (p *plan) splitStatus(versions []versionReport, r *report) {
 func (p *plan) trafficCondition(failed, waiting []string, r *report) condition {
 	s := p.spec
 	var rt *routeState
-	if p.route != nil {
+	if p.route != nil && !p.route.pool {
 		rt = &p.route.state
 	}
 	hold := p.holdMessage()
@@ -357,9 +369,58 @@ func (p *plan) trafficCondition(failed, waiting []string, r *report) condition {
 		return reasonRoutePending.condition(rt.Message)
 	case rt != nil:
 		return reasonRouted.condition(rt.Message)
+	case s.Pool != nil:
+		return reasonPoolSplit.condition("the InferencePool's endpoint picker spreads requests over the servers of every version by their load, so the split follows the servers per version: " + strings.Join(splitShares(s), ", "))
 	default:
 		return reasonApproximate.condition(approximateSplit(s))
 	}
+}
+
+// poolCondition is the InferencePoolReady condition: whether requests
+// through the Gateway reach the claim's InferencePool and its picker.
+func (p *plan) poolCondition(r *report) condition {
+	s := p.spec
+	pp := p.pool
+	if pp == nil {
+		return reasonPoolWaiting.condition(fmt.Sprintf("InferencePool %s, its endpoint picker %s and HTTPRoute %s come with the first servers", s.Name, pickerName(s), s.Name))
+	}
+	rt := p.route.state
+	d := p.observed.Picker
+	switch {
+	case pp.state.Rejected:
+		return reasonPoolNotAccepted.condition(pp.state.Message)
+	case rt.Rejected:
+		return reasonPoolNotAccepted.condition(rt.Message)
+	}
+	if d != nil {
+		if stalled, msg := deploymentStalled(d); stalled && !pp.pickerReady {
+			return reasonPickerFailed.condition(fmt.Sprintf("the endpoint picker's rollout gave up: %s; see: kubectl describe -n %s deployment/%s", msg, s.Namespace, pickerName(s)))
+		}
+	}
+	switch {
+	case !pp.pickerReady:
+		ready := int32(0)
+		if d != nil {
+			ready = d.Status.AvailableReplicas
+		}
+		return reasonPickerStarting.condition(fmt.Sprintf("the endpoint picker %s is not available yet (%d of 1 ready); until it is, the Gateway %s the pool's requests; see: kubectl describe -n %s deployment/%s", pickerName(s), ready, failureEffect(s.Pool.FailureMode), s.Namespace, pickerName(s)))
+	case !pp.state.Reported:
+		r.Warnings = append(r.Warnings, "input.traffic.gateway.inferenceExtension: "+pp.state.Message)
+		return reasonPoolPending.condition(pp.state.Message)
+	case !rt.Reported:
+		r.Warnings = append(r.Warnings, "input.traffic.gateway: "+rt.Message)
+		return reasonPoolPending.condition(rt.Message)
+	}
+	return reasonPoolRouted.condition(fmt.Sprintf("%s; its endpoint picker %s chooses a server for each request", rt.Message, pickerName(s)))
+}
+
+// failureEffect says what the Gateway does with a pool's requests while
+// its picker does not answer.
+func failureEffect(m inferencev1.EndpointPickerFailureMode) string {
+	if m == inferencev1.EndpointPickerFailOpen {
+		return "sends to a server of its own choice"
+	}
+	return "refuses"
 }
 
 // holdMessage says which Deployments make before break holds and what
@@ -393,6 +454,17 @@ func (p *plan) holdMessage() string {
 // approximateSplit says how the Service <name> splits requests: evenly
 // over the servers, so by each version's share of them.
 func approximateSplit(s *resolvedSpec) string {
+	parts := splitShares(s)
+	msg := "the split is approximate, by servers: " + strings.Join(parts, ", ")
+	if s.Autoscaling != nil {
+		msg = "the split is approximate, by servers, and each version's autoscaler moves it: " + strings.Join(parts, ", ")
+	}
+	return msg + "; name a Gateway in the Composition's Input (input.traffic.gateway) for an exact split"
+}
+
+// splitShares gives each version's share of the servers, which is its
+// share of requests when something spreads them over all servers.
+func splitShares(s *resolvedSpec) []string {
 	total := int32(0)
 	for i := range s.Versions {
 		total += s.Versions[i].Replicas
@@ -406,9 +478,5 @@ func approximateSplit(s *resolvedSpec) string {
 		}
 		parts[i] = fmt.Sprintf("version %s %d%% (%d of %d servers, asked %d%%)", v.Model.Version, got, v.Replicas, total, v.Weight)
 	}
-	msg := "the split is approximate, by servers: " + strings.Join(parts, ", ")
-	if s.Autoscaling != nil {
-		msg = "the split is approximate, by servers, and each version's autoscaler moves it: " + strings.Join(parts, ", ")
-	}
-	return msg + "; name a Gateway in the Composition's Input (input.traffic.gateway) for an exact split"
+	return parts
 }

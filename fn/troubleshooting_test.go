@@ -123,7 +123,7 @@ func cell(s string) string { return strings.ReplaceAll(s, "|", "\\|") }
 // TestReasonsDocumented: every reason has a name, a condition type, and
 // both columns; no two share a name.
 func TestReasonsDocumented(t *testing.T) {
-	types := []string{conditionWeightsReady, conditionServerReady, conditionTrafficSplit, conditionAdaptersReady}
+	types := []string{conditionWeightsReady, conditionServerReady, conditionTrafficSplit, conditionAdaptersReady, conditionInferencePool}
 	seen := map[string]reason{}
 	for r := range numReasons {
 		d := reasons[r]

@@ -338,6 +338,12 @@ type GatewayParent struct {
 	// +optional
 	// +kubebuilder:validation:Enum=http;https
 	Scheme string `json:"scheme,omitempty"`
+
+	// InferenceExtension routes every claim through an InferencePool and
+	// an endpoint picker of its own (the Gateway API Inference Extension)
+	// instead of to its Services; see docs/inference-pool.md.
+	// +optional
+	InferenceExtension *InferenceExtension `json:"inferenceExtension,omitempty"`
 }
 
 // RuntimePreset is how one framework's model server runs.

@@ -46,11 +46,12 @@ E2E_KUBE_PROXY := $(E2E_BIN_DIR)/kube-proxy
 E2E_KWOK       := $(E2E_BIN_DIR)/kwok
 E2E_LOCAL_PATH := $(E2E_BIN_DIR)/local-path-provisioner
 E2E_XP_CORE    := $(E2E_BIN_DIR)/crossplane-core
+E2E_EPP        := $(E2E_BIN_DIR)/epp
 # The crossplane CLI (v2.2.1, for `xpkg build`/`xpkg push`) is pinned and
 # built by the top-level tools module, not here.
 E2E_XP_CLI     := $(E2E_BIN_DIR)/crossplane
 
-E2E_TOOLS := $(E2E_ETCD) $(E2E_APISERVER) $(E2E_KCM) $(E2E_SCHEDULER) $(E2E_KUBELET) $(E2E_KUBE_PROXY) $(E2E_KWOK) $(E2E_LOCAL_PATH) $(E2E_XP_CORE)
+E2E_TOOLS := $(E2E_ETCD) $(E2E_APISERVER) $(E2E_KCM) $(E2E_SCHEDULER) $(E2E_KUBELET) $(E2E_KUBE_PROXY) $(E2E_KWOK) $(E2E_LOCAL_PATH) $(E2E_XP_CORE) $(E2E_EPP)
 
 .PHONY: e2e-tools e2e
 
@@ -91,6 +92,12 @@ $(E2E_KWOK): tools/e2e/kwok/go.mod
 # cannot import).
 $(E2E_LOCAL_PATH): tools/e2e/localpath/go.mod
 	$(call e2e_build_tool,github.com/rancher/local-path-provisioner,tools/e2e/localpath)
+
+# The Gateway API Inference Extension's endpoint picker, which scenario 31
+# runs on the host against a claim's InferencePool (a tool directive pins
+# it, as local-path-provisioner).
+$(E2E_EPP): tools/e2e/epp/go.mod
+	$(call e2e_build_tool,sigs.k8s.io/gateway-api-inference-extension/cmd/epp,tools/e2e/epp)
 
 # Crossplane's release build stamps its version into crossplane-runtime;
 # without it the core reports version "" and refuses every package that

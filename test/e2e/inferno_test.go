@@ -78,6 +78,7 @@ func TestInferno(t *testing.T) {
 	t.Run("21-tenancy", s.tenancy)
 	t.Run("23-route-standby", s.route)
 	t.Run("25-scale-to-zero", s.scaleToZero)
+	t.Run("31-inferencepool", s.inferencePool)
 	// Last: it takes a permission away from Crossplane for a while.
 	t.Run("11b-rbac-missing-permission", s.rbacMissing)
 	_ = ctx
