@@ -74,6 +74,10 @@ type resolvedSpec struct {
 	// routed exactly by an HTTPRoute, which stays once the split ends.
 	// Nil without one.
 	Gateway *gateway
+	// MultiNode is spec.nodes and spec.parallelism; nil for a server of
+	// one pod without parallel flags. With more than one node the servers
+	// are LeaderWorkerSet groups (groups).
+	MultiNode *multiNode
 }
 
 // model is spec.model, parsed.
@@ -253,6 +257,10 @@ func resolve(xr *v1alpha1.XInferenceService, in *v1beta1.Input) (*resolvedSpec, 
 	versions = spread(versions, bounds)
 	servers := resolveResources(spec.Resources, m.Framework, in, &errs, &warnings)
 	st := resolveStorage(spec.Storage, in, versions, bounds, split, &errs, &warnings)
+	mn := resolveMultiNode(spec, m.Framework, rt, servers.GPU, m, st, &errs, &warnings)
+	if mn != nil {
+		rt.Args = append(append([]string(nil), rt.Args...), mn.args()...)
+	}
 	pulls := resolvePulls(in, &errs)
 	ro := resolveRollout(in, &errs)
 	checkPolicyInput(in, &errs)
@@ -267,7 +275,7 @@ func resolve(xr *v1alpha1.XInferenceService, in *v1beta1.Input) (*resolvedSpec, 
 		replicaBounds: bounds, serverSettings: servers,
 		Storage: st, Volume: name + "-weights", pullSettings: pulls, Rollout: ro,
 		Versions: versions, Split: split,
-		NetworkPolicy: np, Gateway: gw,
+		NetworkPolicy: np, Gateway: gw, MultiNode: mn,
 	}
 	checkPolicy(s, spec, in, &errs)
 	errs = append(errs, npErrs...)

@@ -141,6 +141,7 @@ func BuiltinRuntimes() map[string]RuntimePreset {
 			StartupSeconds:    ptr(int32(1800)),
 			SharedMemory:      ptr(true),
 			ConcurrencyMetric: "vllm_num_requests_running",
+			MultiNode:         builtinVLLMMultiNode(),
 		},
 		"triton": {
 			Image:             "nvcr.io/nvidia/tritonserver:25.01-py3",
@@ -240,6 +241,7 @@ func (in *Input) Runtime(framework string) (p RuntimePreset, ok bool) {
 	p.StartupSeconds = orPtr(o.StartupSeconds, p.StartupSeconds)
 	p.SharedMemory = orPtr(o.SharedMemory, p.SharedMemory)
 	p.ConcurrencyMetric = orString(o.ConcurrencyMetric, p.ConcurrencyMetric)
+	p.MultiNode = orPtr(o.MultiNode, p.MultiNode)
 	return p, true
 }
 
