@@ -74,6 +74,7 @@ func TestInferno(t *testing.T) {
 	t.Run("13-namespaced", s.namespaced)
 	t.Run("21-tenancy", s.tenancy)
 	t.Run("23-route-standby", s.route)
+	t.Run("28-multi-node", s.multiNode)
 	// Last: it takes a permission away from Crossplane for a while.
 	t.Run("11b-rbac-missing-permission", s.rbacMissing)
 	_ = ctx

@@ -33,6 +33,7 @@ func (s *infernoSuite) rbac(t *testing.T) {
 		{"", "services", "create"},
 		{"autoscaling", "horizontalpodautoscalers", "create"},
 		{"gateway.networking.k8s.io", "httproutes", "create"},
+		{"leaderworkerset.x-k8s.io", "leaderworkersets", "create"},
 		{"inference.inferno.io", "inferenceservices", "update"},
 	}
 	for _, a := range allowed {
