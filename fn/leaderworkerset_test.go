@@ -266,8 +266,8 @@ func TestMultiNodeResolve(t *testing.T) {
 			wantArgs: []string{"--tensor-parallel-size=16", "--pipeline-parallel-size=1", "--distributed-executor-backend=ray"}, groups: true},
 		"OneNodeParallel": {spec: `{parallelism: {tensor: 4}, resources: {gpu: 4}}`,
 			wantArgs: []string{"--tensor-parallel-size=4", "--pipeline-parallel-size=1"}},
-		"OneNodeExplicit": {spec: `{nodes: 1, resources: {gpu: 2}}`,
-			wantArgs: []string{"--tensor-parallel-size=2", "--pipeline-parallel-size=1"}},
+		"OneNodeAloneIsTheDefault": {spec: `{nodes: 1, resources: {gpu: 2}}`,
+			wantArgs: []string{"--served-model-name=$(MODEL_NAME)", "--port=$(PORT)"}},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -36,7 +36,8 @@ func (s *resolvedSpec) groups() bool { return s.MultiNode != nil && s.MultiNode.
 
 // resolveMultiNode checks spec.nodes and spec.parallelism against the
 // runtime's preset, the GPUs per pod and the rest of the spec; nil when
-// the claim sets neither (one pod per server, no parallel flags).
+// the claim sets neither, or only spec.nodes 1 (one pod per server, no
+// parallel flags).
 //
 //  1. Only a runtime whose preset has multiNode accepts either field, and
 //     spec.nodes at most its maxNodes.
@@ -50,7 +51,8 @@ func (s *resolvedSpec) groups() bool { return s.MultiNode != nil && s.MultiNode.
 //     group mounts.
 //  5. spec.serve.args must not set the flags the function sets.
 func resolveMultiNode(spec v1alpha1.InferenceServiceSpec, fw v1alpha1.Framework, rt v1beta1.RuntimePreset, gpu int32, m model, st storage, errs *fieldErrors, warnings *[]string) *multiNode {
-	if spec.Nodes == nil && spec.Parallelism == nil {
+	// spec.nodes 1 alone is the default: one pod, no flags.
+	if spec.Parallelism == nil && (spec.Nodes == nil || *spec.Nodes == 1) {
 		return nil
 	}
 	out := &multiNode{Nodes: 1}
@@ -69,7 +71,7 @@ func resolveMultiNode(spec v1alpha1.InferenceServiceSpec, fw v1alpha1.Framework,
 		return nil
 	case preset == nil && fw != "":
 		field := "spec.nodes"
-		if spec.Nodes == nil || out.Nodes == 1 {
+		if out.Nodes == 1 {
 			field = "spec.parallelism"
 		}
 		errs.add(field, "the %s runtime cannot spread a model over several GPUs or nodes in the platform's Input (input.runtimes.%s has no multiNode); remove it, or use framework vllm", fw, fw)

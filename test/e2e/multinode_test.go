@@ -152,15 +152,22 @@ func (s *infernoSuite) multiNode(t *testing.T) {
 	setField(bad, map[string]any{"min": int64(1), "max": int64(3)}, "spec", "replicas")
 	applyClaim(ctx, t, bad)
 	t.Cleanup(func() { _ = env.admin.Delete(context.Background(), claimGVK, ns, "autoscaled-groups") })
+	var refusal string
 	waitFor(ctx, t, time.Minute, "autoscaling groups refused", func(ctx context.Context) (bool, string, error) {
-		c, err := env.admin.Get(ctx, claimGVK, ns, "autoscaled-groups")
-		if err != nil {
-			return false, "", err
+		// The Fatal is the composite's Synced condition (the claim's
+		// Synced is about its binding to the composite).
+		xrs, err := env.admin.List(ctx, xrGVK, "", "crossplane.io/claim-name=autoscaled-groups")
+		if err != nil || len(xrs) == 0 {
+			return false, "no composite yet", err
 		}
-		st, _, msg := kube.Condition(c, "Synced")
-		return st == "False" && strings.Contains(msg, "spec.autoscaling.enabled"), kube.ConditionsSummary(c), nil
+		st, _, msg := kube.Condition(&xrs[0], "Synced")
+		refusal = msg
+		return st == "False" && strings.Contains(msg, "spec.autoscaling.enabled"), kube.ConditionsSummary(&xrs[0]), nil
 	})
-	sc.note("spec.autoscaling with spec.nodes 2 refused (Synced=False naming spec.autoscaling.enabled)")
+	if l, err := env.admin.Get(ctx, lwsGVK, ns, "autoscaled-groups"); !apierrors.IsNotFound(err) {
+		t.Errorf("the refused claim composed a LeaderWorkerSet (%v, %v)", l != nil, err)
+	}
+	sc.note("spec.autoscaling with spec.nodes 2 refused: composite Synced=False, %q", truncate(refusal, 140))
 
 	// Deleting the claim deletes the groups (garbage collection).
 	if err := env.admin.Delete(ctx, claimGVK, ns, name); err != nil {
