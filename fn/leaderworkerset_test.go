@@ -295,3 +295,24 @@ func TestMultiNodeResolve(t *testing.T) {
 		})
 	}
 }
+
+// TestNodesOneAnyRuntime: spec.nodes 1 is the default, so any runtime
+// takes it, and the servers stay a Deployment without parallel flags.
+func TestNodesOneAnyRuntime(t *testing.T) {
+	xr := testXR()
+	setPath(xr, "tgi", "spec", "model", "framework")
+	setPath(xr, int64(1), "spec", "nodes")
+	rsp, _ := pulled(t, xr, nil)
+	if msg := fatalMessage(rsp); msg != "" {
+		t.Fatal(msg)
+	}
+	d := desiredObject[appsv1.Deployment](t, rsp, resourceDeployment)
+	if d == nil {
+		t.Fatalf("no Deployment; desired %v", desiredNames(rsp))
+	}
+	for _, a := range d.Spec.Template.Spec.Containers[0].Args {
+		if strings.HasPrefix(a, flagTensorParallel) || strings.HasPrefix(a, flagPipelineParallel) {
+			t.Errorf("arg %q: spec.nodes 1 adds no parallel flags", a)
+		}
+	}
+}
