@@ -56,9 +56,9 @@ const (
 
 // servingWeights decides which weights a version's servers mount: the
 // wanted ones once its source has them; until then, whatever its existing
-// Deployment d already serves. Nil means no servers yet: only their first
+// workload d (nil without one) already serves. Nil means no servers yet: only their first
 // creation waits for the weights.
-func servingWeights(src weightsSource, d *observedDeployment) (*weights, error) {
+func servingWeights(src weightsSource, d servedTemplater) (*weights, error) {
 	want := src.wanted()
 	switch {
 	case src.state() == jobComplete:
@@ -74,6 +74,12 @@ func servingWeights(src weightsSource, d *observedDeployment) (*weights, error) 
 		return &want, nil
 	}
 	return nil, nil
+}
+
+// servedTemplater is an observed workload of servers (a Deployment or a
+// LeaderWorkerSet), whose pod template records the weights it serves.
+type servedTemplater interface {
+	servedTemplate() (*corev1.PodTemplateSpec, error)
 }
 
 // servedWeights reads the weights an observed Deployment's pod template
@@ -109,6 +115,40 @@ func servedWeights(t *corev1.PodTemplateSpec) (w weights, ok bool) {
 // (MODEL_NAME), so a client's requests read the same whichever version
 // answers them.
 func renderDeployment(s *resolvedSpec, v *modelVersion, w weights, replicas *int32) *appsv1.Deployment {
+	labels := s.labels(v, v.component())
+	startup := *s.Runtime.StartupSeconds
+	d := &appsv1.Deployment{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"},
+		ObjectMeta: metav1.ObjectMeta{Name: v.serverName(s), Namespace: s.Namespace, Labels: labels},
+		Spec: appsv1.DeploymentSpec{
+			Selector: &metav1.LabelSelector{MatchLabels: v.selector(s)},
+			Template: serverPodTemplate(s, v, w),
+			// A rollout starts a new server before it stops an old one
+			// (by default): it never has fewer ready servers than it asks
+			// for (input.rollout).
+			Strategy: appsv1.DeploymentStrategy{
+				Type: appsv1.RollingUpdateDeploymentStrategyType,
+				RollingUpdate: &appsv1.RollingUpdateDeployment{
+					MaxUnavailable: ptrTo(s.Rollout.MaxUnavailable),
+					MaxSurge:       ptrTo(s.Rollout.MaxSurge),
+				},
+			},
+			// The deadline must outlast a slow model load, or every
+			// rollout of a large model would be reported as failed.
+			ProgressDeadlineSeconds: ptrTo(startup + 600),
+			RevisionHistoryLimit:    ptrTo(int32(3)),
+		},
+	}
+	// With an autoscaler, spec.replicas belongs to it: setting it here
+	// would make Crossplane and the HPA fight on every reconcile.
+	d.Spec.Replicas = replicas
+	return d
+}
+
+// serverPodTemplate is the pod of one model server of version v, mounting
+// w read-only: a Deployment's pods, and a LeaderWorkerSet's leaders and
+// (adapted) workers.
+func serverPodTemplate(s *resolvedSpec, v *modelVersion, w weights) corev1.PodTemplateSpec {
 	rt := s.Runtime
 	port := *rt.Port
 	startup := *rt.StartupSeconds
@@ -181,37 +221,12 @@ func renderDeployment(s *resolvedSpec, v *modelVersion, w weights, replicas *int
 		res.Limits[gpu] = q
 	}
 	pod.NodeSelector, pod.Tolerations = placement(s, s.GPU > 0)
-
-	d := &appsv1.Deployment{
-		TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"},
-		ObjectMeta: metav1.ObjectMeta{Name: v.serverName(s), Namespace: s.Namespace, Labels: labels},
-		Spec: appsv1.DeploymentSpec{
-			Selector: &metav1.LabelSelector{MatchLabels: v.selector(s)},
-			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: labels, Annotations: map[string]string{annotationWeights: w.ID}},
-				Spec:       pod,
-			},
-			// A rollout starts a new server before it stops an old one
-			// (by default): it never has fewer ready servers than it asks
-			// for (input.rollout).
-			Strategy: appsv1.DeploymentStrategy{
-				Type: appsv1.RollingUpdateDeploymentStrategyType,
-				RollingUpdate: &appsv1.RollingUpdateDeployment{
-					MaxUnavailable: ptrTo(s.Rollout.MaxUnavailable),
-					MaxSurge:       ptrTo(s.Rollout.MaxSurge),
-				},
-			},
-			// The deadline must outlast a slow model load, or every
-			// rollout of a large model would be reported as failed.
-			ProgressDeadlineSeconds: ptrTo(startup + 600),
-			RevisionHistoryLimit:    ptrTo(int32(3)),
-		},
+	t := corev1.PodTemplateSpec{
+		ObjectMeta: metav1.ObjectMeta{Labels: labels, Annotations: map[string]string{annotationWeights: w.ID}},
+		Spec:       pod,
 	}
-	withAdapters(s, &d.Spec.Template, parseAdaptersAnnotation(w.Adapters))
-	// With an autoscaler, spec.replicas belongs to it: setting it here
-	// would make Crossplane and the HPA fight on every reconcile.
-	d.Spec.Replicas = replicas
-	return d
+	withAdapters(s, &t, parseAdaptersAnnotation(w.Adapters))
+	return t
 }
 
 func httpProbe(path string, period, failures int32) *corev1.Probe {

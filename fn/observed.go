@@ -44,6 +44,8 @@ type observed struct {
 	ScaledObjects map[string]*scaledObject
 	// HTTPScaledObjects are their HTTP add-on objects (metadata, status).
 	HTTPScaledObjects map[string]*httpScaledObject
+	// LeaderWorkerSet is the servers' groups, with spec.nodes > 1.
+	LeaderWorkerSet *leaderWorkerSet
 	// names are every observed composition resource name.
 	names map[string]bool
 	// jobs are the observed pull Jobs, undecoded: the plan decodes the
@@ -118,6 +120,9 @@ func observe(ocds map[string]*fnv1.Resource) (observed, error) {
 		case strings.HasPrefix(name, resourceService+"-"):
 			svc := &corev1.Service{}
 			o.VersionServices[name], err = svc, decodeFields(c, svc, "metadata", "spec", "status")
+		case name == resourceLeaderWorkerSet:
+			o.LeaderWorkerSet = &leaderWorkerSet{}
+			err = decodeFields(c, o.LeaderWorkerSet, "metadata", "spec", "status")
 		case strings.HasPrefix(name, resourceJobPrefix):
 			o.jobs[name] = c
 		case isProgressConfigMap(name):

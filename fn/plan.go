@@ -61,6 +61,8 @@ type versionPlan struct {
 	scaled     *scaledObject // its KEDA ScaledObject, scaling to zero
 	httpScaled *httpScaledObject
 	service    *corev1.Service // its own Service, in a split
+	// lws replaces deployment when the servers are groups (s.groups()).
+	lws *leaderWorkerSet
 	// serving is what its servers mount; nil renders no Deployment (the
 	// first servers wait for the weights).
 	serving *weights
@@ -161,19 +163,28 @@ func newPlan(s *resolvedSpec, cache *cachedWeights, o observed) (*plan, error) {
 		if s.Split {
 			vp.service = o.VersionServices[v.serviceResource()]
 		}
-		src, err := newWeightsSource(s, v, cache, o, vp.deployment != nil)
+		if s.groups() {
+			// A Deployment of the servers before spec.nodes grew is not
+			// returned: Crossplane deletes it (docs/multi-node.md).
+			vp.deployment, vp.lws = nil, o.LeaderWorkerSet
+		}
+		src, err := newWeightsSource(s, v, cache, o, vp.observedServers() != nil)
 		if err != nil {
 			return nil, err
 		}
 		vp.source = src
-		if vp.serving, err = servingWeights(src, vp.deployment); err != nil {
-			return nil, decodeError(v.deploymentResource(), err)
+		if vp.serving, err = servingWeights(src, vp.observedServers()); err != nil {
+			return nil, decodeError(vp.serversResource(s), err)
 		}
 		if v.Primary && len(p.adapters) > 0 {
 			vp.serving = p.withServedAdapters(vp.serving, vp.deployment)
 		}
 		if src.state() == jobComplete {
-			vp.ready = vp.deployment.readyOn(src.wanted())
+			if vp.lws != nil {
+				vp.ready = vp.lws.readyOn(src.wanted())
+			} else {
+				vp.ready = vp.deployment.readyOn(src.wanted())
+			}
 		}
 		// A version that loses servers waits for nothing of its own.
 		if vp.target > 0 && vp.ready < vp.target && vp.observedCount() <= vp.target {
@@ -259,6 +270,9 @@ func (vp *versionPlan) observedCount() int32 {
 	if vp.deployment != nil {
 		return desiredReplicas(vp.deployment.Deployment)
 	}
+	if vp.lws != nil {
+		return desiredGroups(vp.lws)
+	}
 	return 0
 }
 
@@ -270,6 +284,27 @@ func (vp *versionPlan) observedCount() int32 {
 func (vp *versionPlan) liftFromZero(s *resolvedSpec) bool {
 	return vp.autoscaled(s) && !vp.scalesToZero(s) && vp.deployment != nil &&
 		vp.deployment.Spec.Replicas != nil && *vp.deployment.Spec.Replicas == 0 && vp.servers > 0
+}
+
+// observedServers is the version's observed Deployment or LeaderWorkerSet,
+// nil when neither is.
+func (vp *versionPlan) observedServers() servedTemplater {
+	switch {
+	case vp.lws != nil:
+		return vp.lws
+	case vp.deployment != nil:
+		return vp.deployment
+	}
+	return nil
+}
+
+// serversResource is the composition resource name of the version's
+// servers.
+func (vp *versionPlan) serversResource(s *resolvedSpec) string {
+	if s.groups() {
+		return resourceLeaderWorkerSet
+	}
+	return vp.deploymentResource()
 }
 
 // departingVersions finds the observed objects of versions s no longer
@@ -472,7 +507,9 @@ func (p *plan) resources() ([]composedResource, []string) {
 	for _, vp := range p.versions {
 		out = append(out, vp.source.resources()...)
 		autoscaled := vp.autoscaled(s)
-		if vp.serving != nil {
+		if vp.serving != nil && s.groups() {
+			add(resourceLeaderWorkerSet, renderLeaderWorkerSet(s, vp.modelVersion, *vp.serving, vp.servers), lwsReady(vp.lws))
+		} else if vp.serving != nil {
 			var replicas *int32
 			if !autoscaled || vp.liftFromZero(s) {
 				replicas = ptrTo(vp.servers)

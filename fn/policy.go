@@ -130,7 +130,12 @@ func checkPolicy(s *resolvedSpec, spec v1alpha1.InferenceServiceSpec, in *v1beta
 				servers += v.Replicas
 			}
 		}
-		if total := s.GPU * servers; total > *limit {
+		if s.groups() {
+			// Each server is a group of that many pods, each with s.GPU.
+			if total := s.GPU * s.MultiNode.Nodes * servers; total > *limit {
+				errs.add("spec.nodes", "%d GPUs per pod on %d nodes per server, %d servers, is %d GPUs, over the limit of %d GPUs per claim that the platform set (input.policy.maxGPUsPerClaim); use fewer nodes, GPUs per pod or servers", s.GPU, s.MultiNode.Nodes, servers, total, *limit)
+			}
+		} else if total := s.GPU * servers; total > *limit {
 			errs.add("spec.resources.gpu", "%d GPUs per server on up to %d servers (every version, at the autoscalers' maxima) is %d GPUs, over the limit of %d GPUs per claim that the platform set (input.policy.maxGPUsPerClaim); request fewer GPUs per server or fewer servers", s.GPU, servers, total, *limit)
 		}
 	}

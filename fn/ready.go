@@ -243,3 +243,28 @@ func routeReady(s *resolvedSpec, r *gatewayv1.HTTPRoute, backends []routeBackend
 	}
 	return false, st
 }
+
+// lwsReady reports whether the groups of a LeaderWorkerSet are ready:
+//  1. condition Available=True (the LWS controller sets it, and
+//     Progressing=False, once every group's leader and workers are ready
+//     on the current templates);
+//  2. status.readyReplicas == status.updatedReplicas == status.replicas ==
+//     spec.replicas.
+//
+// The LWS status has no observedGeneration, so for the moment between a
+// new template and the controller's next status it may still describe the
+// old one; the weights the servers mount are judged from the template
+// (readyOn), not from the status.
+func lwsReady(l *leaderWorkerSet) bool {
+	if l == nil || !lwsCondition(l, lwsAvailable) {
+		return false
+	}
+	want := desiredGroups(l)
+	return l.Status.ReadyReplicas == want && l.Status.UpdatedReplicas == want && l.Status.Replicas == want
+}
+
+// lwsCondition says the LeaderWorkerSet's condition of that type is True.
+func lwsCondition(l *leaderWorkerSet, t string) bool {
+	c := meta.FindStatusCondition(l.Status.Conditions, t)
+	return c != nil && c.Status == metav1.ConditionTrue
+}

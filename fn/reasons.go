@@ -37,6 +37,10 @@ const (
 	reasonIdle
 	reasonWaking
 	reasonScalerNotReady
+	reasonGroupsStarting
+	reasonGroupsDegraded
+	reasonGroupsRollingOut
+	reasonGroupsAvailable
 	reasonCacheUnresolved
 	reasonCacheMissing
 	reasonCachePulling
@@ -187,6 +191,26 @@ var reasons = [numReasons]reasonDoc{
 		Name: "Available", Type: conditionServerReady, Status: true,
 		Means: "Every desired server is ready. Phase `Serving`, `status.url` set.",
 		Do:    "Nothing. If `Ready` is still `False`, the autoscaler is not yet able to scale (its first check takes up to 15 s).",
+	},
+	reasonGroupsStarting: {
+		Name: "GroupsStarting", Type: conditionServerReady, Status: false,
+		Means: "With `spec.nodes` > 1: no group of the LeaderWorkerSet is ready yet. A group is ready when its leader and every worker are; the leader starts Ray, waits for its workers to join, then loads the model, within the runtime's start-up budget. Also while the LeaderWorkerSet is being created. Phase `Starting`.",
+		Do:    "`kubectl -n <ns> get lws,pods -l app.kubernetes.io/instance=<name>`. No pods at all: the LWS controller is not installed or not running (the platform team installs sigs.k8s.io/lws). A `Pending` pod wants GPUs on more nodes than are free. A leader logging `waiting for the N pods of the group` has workers that cannot reach it (a NetworkPolicy, or the Ray port). Workers that never start: the weights volume is not `ReadWriteMany`.",
+	},
+	reasonGroupsDegraded: {
+		Name: "GroupsDegraded", Type: conditionServerReady, Status: false,
+		Means: "With `spec.nodes` > 1: some, not all, groups are ready. A pod that restarts restarts its whole group. Phase `Degraded`.",
+		Do:    "Look at the groups' pods as for `GroupsStarting`; lower `spec.replicas.min` if the cluster cannot fit them.",
+	},
+	reasonGroupsRollingOut: {
+		Name: "GroupsRollingOut", Type: conditionServerReady, Status: false,
+		Means: "With `spec.nodes` > 1: every desired group answers, and updated groups are rolling out, one group at a time within `input.rollout` (its bounds count groups). Phase `Serving`.",
+		Do:    "Wait; `kubectl -n <ns> get lws <name>` shows the updated groups. A surge needs a spare group's worth of nodes.",
+	},
+	reasonGroupsAvailable: {
+		Name: "GroupsAvailable", Type: conditionServerReady, Status: true,
+		Means: "With `spec.nodes` > 1: the LeaderWorkerSet is `Available`, every group ready on the current templates. Phase `Serving`, `status.url` set; `status.readyReplicas` counts groups.",
+		Do:    "Nothing.",
 	},
 	reasonNoTraffic: {
 		Name: "NoTraffic", Type: conditionServerReady, Status: true,

@@ -23,7 +23,11 @@ const servicePort = int32(80)
 // serves the new weights on its full count.
 func renderService(s *resolvedSpec, departing bool) *corev1.Service {
 	sel := s.selector()
-	if s.Split || departing {
+	switch {
+	case s.groups():
+		// Only the leaders serve; the workers run Ray.
+		sel = s.leaderSelector()
+	case s.Split || departing:
 		sel = s.splitSelector()
 	}
 	return clusterIPService(s, s.Name, s.labels(s.primary(), componentServer), sel)

@@ -86,6 +86,10 @@ type resolvedSpec struct {
 	// claim through an InferencePool and an endpoint picker of its own
 	// instead of to its Services. Nil otherwise.
 	Pool *inferencePool
+	// MultiNode is spec.nodes and spec.parallelism; nil for a server of
+	// one pod without parallel flags. With more than one node the servers
+	// are LeaderWorkerSet groups (groups).
+	MultiNode *multiNode
 }
 
 // model is spec.model, parsed.
@@ -276,6 +280,10 @@ func resolve(xr *v1alpha1.XInferenceService, in *v1beta1.Input) (*resolvedSpec, 
 	adapters := resolveAdapters(name, m, rt, spec, in, &errs, &warnings)
 	servers := resolveResources(spec.Resources, m.Framework, in, &errs, &warnings)
 	st := resolveStorage(spec.Storage, in, versions, bounds, split, len(adapters.List) > 0, &errs, &warnings)
+	mn := resolveMultiNode(spec, m.Framework, rt, servers.GPU, m, st, &errs, &warnings)
+	if mn != nil {
+		rt.Args = append(append([]string(nil), rt.Args...), mn.args()...)
+	}
 	pulls := resolvePulls(in, &errs)
 	ro := resolveRollout(in, &errs)
 	checkPolicyInput(in, &errs)
@@ -292,7 +300,7 @@ func resolve(xr *v1alpha1.XInferenceService, in *v1beta1.Input) (*resolvedSpec, 
 		replicaBounds: bounds, serverSettings: servers,
 		Storage: st, Volume: name + "-weights", pullSettings: pulls, Rollout: ro,
 		Versions: versions, Split: split, Adapters: adapters,
-		NetworkPolicy: np, Gateway: gw, Pool: pool,
+		NetworkPolicy: np, Gateway: gw, Pool: pool, MultiNode: mn,
 		Progress: progress, PodMonitor: pm,
 	}
 	checkPoolNames(s, &errs)

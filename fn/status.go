@@ -65,7 +65,10 @@ func (p *plan) report() report {
 	r.Conditions = []condition{primary.Weights, primary.Server}
 	r.Status.Phase, r.Status.Message = primary.Phase, primary.Message
 	for _, vp := range p.versions {
-		if vp.deployment != nil && vp.serving != nil {
+		switch {
+		case vp.lws != nil && vp.serving != nil:
+			r.Status.ReadyReplicas += vp.lws.Status.ReadyReplicas
+		case vp.deployment != nil && vp.serving != nil:
 			r.Status.ReadyReplicas += vp.deployment.Status.ReadyReplicas
 		}
 	}
@@ -152,6 +155,9 @@ func versionStatus(s *resolvedSpec, vp *versionPlan) versionReport {
 
 // serverCondition is a version's ServerReady condition.
 func serverCondition(s *resolvedSpec, vp *versionPlan) condition {
+	if s.groups() {
+		return groupsCondition(s, vp)
+	}
 	d, v, name := vp.deployment.object(), vp.modelVersion, vp.serverName(s)
 	switch {
 	case vp.serving == nil:
@@ -183,6 +189,32 @@ func serverCondition(s *resolvedSpec, vp *versionPlan) condition {
 	}
 }
 
+// groupsCondition is the ServerReady condition of servers that are
+// LeaderWorkerSet groups, from the LWS status (lwsReady): groups, not pods.
+func groupsCondition(s *resolvedSpec, vp *versionPlan) condition {
+	l, name := vp.lws, vp.serverName(s)
+	group := gpusPerGroup(s)
+	switch {
+	case vp.serving == nil:
+		return reasonWaitingForWeights.condition("the servers start once the weights are pulled")
+	case l == nil:
+		return reasonGroupsStarting.condition(fmt.Sprintf("creating LeaderWorkerSet %s (groups of %s)", name, group))
+	}
+	want, ready := desiredGroups(l), l.Status.ReadyReplicas
+	switch {
+	case want == 0:
+		return reasonScaledToZero.condition("spec.replicas.min is 0: no group runs; the weights stay cached")
+	case lwsReady(l):
+		return reasonGroupsAvailable.condition(fmt.Sprintf("%d of %d groups ready (each %s, tensor %d × pipeline %d)", ready, want, group, s.MultiNode.Tensor, s.MultiNode.Pipeline))
+	case ready == 0:
+		return reasonGroupsStarting.condition(fmt.Sprintf("0 of %d groups ready (each %s); a group is ready once its leader and every worker are, and the leader serves once its workers joined and the model loaded, which can take up to %ds", want, group, *s.Runtime.StartupSeconds))
+	case ready < want:
+		return reasonGroupsDegraded.condition(fmt.Sprintf("%d of %d groups ready (each %s); see: kubectl get -n %s lws/%s", ready, want, group, s.Namespace, name))
+	default:
+		return reasonGroupsRollingOut.condition(fmt.Sprintf("%d of %d groups ready; rolling out %d updated groups", ready, want, l.Status.UpdatedReplicas))
+	}
+}
+
 // phaseFor reduces a version's two conditions to one phase and its message.
 func phaseFor(s *resolvedSpec, vp *versionPlan, weights, server condition) (v1alpha1.Phase, string) {
 	if vp.serving == nil {
@@ -202,9 +234,9 @@ func phaseFor(s *resolvedSpec, vp *versionPlan, weights, server condition) (v1al
 			return v1alpha1.PhaseFailed, server.Message
 		}
 		return v1alpha1.PhaseDegraded, server.Message
-	case reasonCreating, reasonStarting:
+	case reasonCreating, reasonStarting, reasonGroupsStarting:
 		return v1alpha1.PhaseStarting, server.Message
-	case reasonDegraded, reasonScaledToZero:
+	case reasonDegraded, reasonScaledToZero, reasonGroupsDegraded:
 		return v1alpha1.PhaseDegraded, server.Message
 	case reasonNoTraffic:
 		return v1alpha1.PhaseStandby, server.Message

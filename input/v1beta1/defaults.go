@@ -220,6 +220,7 @@ func BuiltinRuntimes() map[string]RuntimePreset {
 				MaxLoras:    ptr(DefaultMaxLoras),
 				MaxLoraRank: ptr(DefaultMaxLoraRank),
 			},
+			MultiNode: builtinVLLMMultiNode(),
 		},
 		"triton": {
 			Image:             "nvcr.io/nvidia/tritonserver:25.01-py3",
@@ -335,6 +336,7 @@ func (in *Input) Runtime(framework string) (p RuntimePreset, ok bool) {
 	p.MetricsPath = orString(o.MetricsPath, p.MetricsPath)
 	p.MetricsPort = orPtr(o.MetricsPort, p.MetricsPort)
 	p.Adapters = mergeAdapters(o.Adapters, p.Adapters)
+	p.MultiNode = orPtr(o.MultiNode, p.MultiNode)
 	return p, true
 }
 

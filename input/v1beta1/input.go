@@ -415,6 +415,11 @@ type RuntimePreset struct {
 	// without it refuses spec.adapters.
 	// +optional
 	Adapters *AdapterPreset `json:"adapters,omitempty"`
+	// MultiNode lets claims of this framework spread one server over
+	// several nodes (spec.nodes, spec.parallelism). Replaces the built-in
+	// one as a whole; the vLLM preset has one.
+	// +optional
+	MultiNode *MultiNodePreset `json:"multiNode,omitempty"`
 }
 
 // PullerPreset is how weights are downloaded for one URI scheme.

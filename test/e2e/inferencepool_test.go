@@ -30,7 +30,7 @@ var inferencePoolGVK = schema.GroupVersionKind{Group: "inference.networking.k8s.
 // examples/inference-pool/composition.yaml (routeLabel's key).
 const poolCompositionLabel = "inference-pool"
 
-// --- 31 inference pool ------------------------------------------------------
+// --- 30 inference pool ------------------------------------------------------
 
 // inferencePool runs a claim through the Gateway API Inference Extension:
 // the InferencePool CRD v1 is installed from the pinned Go module
@@ -43,7 +43,7 @@ const poolCompositionLabel = "inference-pool"
 // call it either).
 func (s *infernoSuite) inferencePool(t *testing.T) {
 	ctx := context.Background()
-	sc := env.summary.start(t, "31 inference pool")
+	sc := env.summary.start(t, "30 inference pool")
 	// Scenario 23 deletes the HTTPRoute CRD as it ends: applying it again
 	// while it terminates would see it vanish under the route.
 	waitCRDGone(ctx, t, "httproutes.gateway.networking.k8s.io")

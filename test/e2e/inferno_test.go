@@ -64,8 +64,8 @@ func TestInferno(t *testing.T) {
 	t.Run("19-canary-under-load", s.canaryUnderLoad)
 	t.Run("20-cache-real", s.cacheReal)
 	t.Run("24-canary-steps", s.canarySteps)
-	t.Run("25-oci", s.oci)
-	t.Run("31-pull-progress", s.pullProgress)
+	t.Run("27-oci", s.oci)
+	t.Run("29-pull-progress", s.pullProgress)
 	t.Run("25-lora", s.lora)
 	// With every earlier claim settled: nothing changes at rest.
 	t.Run("22-at-rest", s.atRest)
@@ -77,8 +77,9 @@ func TestInferno(t *testing.T) {
 	t.Run("13-namespaced", s.namespaced)
 	t.Run("21-tenancy", s.tenancy)
 	t.Run("23-route-standby", s.route)
-	t.Run("25-scale-to-zero", s.scaleToZero)
-	t.Run("31-inferencepool", s.inferencePool)
+	t.Run("26-scale-to-zero", s.scaleToZero)
+	t.Run("30-inferencepool", s.inferencePool)
+	t.Run("28-multi-node", s.multiNode)
 	// Last: it takes a permission away from Crossplane for a while.
 	t.Run("11b-rbac-missing-permission", s.rbacMissing)
 	_ = ctx

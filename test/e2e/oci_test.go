@@ -30,7 +30,7 @@ const (
 	ociDigest      = "sha256:8f434346648f6b96df89dda901c5176b10a6d83961dd3c1ac88b59b2dc327aa4"
 )
 
-// oci is scenario 25: oci:// weights as Kubernetes image volumes.
+// oci is scenario 27: oci:// weights as Kubernetes image volumes.
 //
 // The test's API server is kube-apiserver v1.35.3, whose ImageVolume
 // feature is beta and on by default (checked here from its
@@ -52,7 +52,7 @@ const (
 // image volume on it shows what happens (recorded in the summary).
 func (s *infernoSuite) oci(t *testing.T) {
 	ctx := context.Background()
-	sc := env.summary.start(t, "25 oci weights (image volumes)")
+	sc := env.summary.start(t, "27 oci weights (image volumes)")
 	if env.node != nil {
 		sc.onRealNode(true)
 	}

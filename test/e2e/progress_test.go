@@ -24,7 +24,7 @@ import (
 	"github.com/inferno-ai/function-inferno/test/e2e/kube"
 )
 
-// --- 31 pull progress --------------------------------------------------------
+// --- 29 pull progress --------------------------------------------------------
 
 const (
 	// progressPool labels the Composition whose Input turns on pull
@@ -64,7 +64,7 @@ func (s *infernoSuite) pullProgress(t *testing.T) {
 		t.Skip("no real node (-real-node=false)")
 	}
 	ctx := context.Background()
-	sc := env.summary.start(t, "31 pull progress (real node)")
+	sc := env.summary.start(t, "29 pull progress (real node)")
 	sc.onRealNode(false)
 	if err := env.createTeamNamespace(ctx, realNS); err != nil {
 		t.Fatal(err)

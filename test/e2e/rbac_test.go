@@ -34,6 +34,7 @@ func (s *infernoSuite) rbac(t *testing.T) {
 		{"autoscaling", "horizontalpodautoscalers", "create"},
 		{"gateway.networking.k8s.io", "httproutes", "create"},
 		{"keda.sh", "scaledobjects", "create"},
+		{"leaderworkerset.x-k8s.io", "leaderworkersets", "create"},
 		{"inference.inferno.io", "inferenceservices", "update"},
 	}
 	for _, a := range allowed {

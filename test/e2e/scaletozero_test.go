@@ -59,7 +59,7 @@ const (
 	autoscalerLabel = "inference.inferno.io/autoscaler"
 )
 
-// --- 25 scale to zero ---------------------------------------------------------
+// --- 26 scale to zero ---------------------------------------------------------
 
 // scaleToZero runs a claim that scales to zero on the KEDA-enabled
 // Composition of examples/scale-to-zero, with KEDA's ScaledObject CRD
@@ -75,7 +75,7 @@ const (
 // Deployment left at 0 by later reconciles, and woken again.
 func (s *infernoSuite) scaleToZero(t *testing.T) {
 	ctx := context.Background()
-	sc := env.summary.start(t, "25 scale to zero")
+	sc := env.summary.start(t, "26 scale to zero")
 	for _, m := range []moduleCRD{kedaCRD, httpAddOnCRD} {
 		crd := installModuleCRD(ctx, t, m)
 		defer func() {

@@ -156,6 +156,24 @@ type InferenceServiceSpec struct {
 	// LoRA tunes how the runtime serves spec.adapters.
 	// +optional
 	LoRA *LoRASpec `json:"lora,omitempty"`
+	// Nodes spreads each model server over this many pods, one per node,
+	// for models larger than one node: the servers then run as a
+	// LeaderWorkerSet (leaderworkerset.x-k8s.io/v1, which the cluster must
+	// have installed) instead of a Deployment, each replica a group of a
+	// leader, which serves, and nodes - 1 workers, each pod with
+	// spec.resources.gpu GPUs. Only runtimes whose preset has multiNode
+	// (vLLM, over Ray) support more than 1. Defaults to 1: a Deployment.
+	// See docs/multi-node.md.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=64
+	Nodes *int32 `json:"nodes,omitempty"`
+
+	// Parallelism splits the model over the server's GPUs (tensor and
+	// pipeline parallel sizes); tensor × pipeline must equal nodes × gpu.
+	// Leave it out for tensor = gpu, pipeline = nodes.
+	// +optional
+	Parallelism *ParallelismSpec `json:"parallelism,omitempty"`
 }
 
 // TrafficTarget is one version of the model and its share of the requests.
