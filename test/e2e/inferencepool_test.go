@@ -6,7 +6,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -271,31 +270,8 @@ func installInferencePoolCRD(ctx context.Context, t *testing.T) string {
 // config/crd/bases.
 func installInferenceExtensionCRD(ctx context.Context, t *testing.T, file string) string {
 	t.Helper()
-	cmd := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "sigs.k8s.io/gateway-api-inference-extension")
-	cmd.Dir = repoRoot()
-	out, err := cmd.Output()
-	if err != nil || strings.TrimSpace(string(out)) == "" {
-		t.Fatalf("finding sigs.k8s.io/gateway-api-inference-extension: %v (%q)", err, out)
-	}
-	path := filepath.Join(strings.TrimSpace(string(out)), "config", "crd", "bases", file)
-	objs, err := env.admin.ApplyFile(ctx, path)
-	if err != nil || len(objs) != 1 {
-		t.Fatalf("applying %s: %v (%d objects)", path, err, len(objs))
-	}
-	name := objs[0].GetName()
-	err = kube.Eventually(ctx, 30*time.Second, 200*time.Millisecond, "CRD "+name+" established", func(ctx context.Context) (bool, string, error) {
-		crd, err := env.admin.Get(ctx, schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition"}, "", name)
-		if err != nil {
-			return false, "", err
-		}
-		st, _, _ := kube.Condition(crd, "Established")
-		return st == "True", "", nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	env.admin.ResetDiscovery()
-	return name
+	dir := moduleDir(t, "sigs.k8s.io/gateway-api-inference-extension", "")
+	return applyCRDFile(ctx, t, filepath.Join(dir, "config", "crd", "bases", file))
 }
 
 // writePoolStatus writes the status a Gateway implementation writes on an

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -26,7 +25,6 @@ import (
 
 var (
 	lwsGVK = schema.GroupVersionKind{Group: "leaderworkerset.x-k8s.io", Version: "v1", Kind: "LeaderWorkerSet"}
-	crdGVK = schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition"}
 )
 
 // lwsModuleDir is the tools module that pins sigs.k8s.io/lws (v0.7.0).
@@ -184,28 +182,8 @@ func (s *infernoSuite) multiNode(t *testing.T) {
 // sigs.k8s.io/lws and waits until it is established.
 func installLWSCRD(ctx context.Context, t *testing.T) string {
 	t.Helper()
-	cmd := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "sigs.k8s.io/lws")
-	cmd.Dir = filepath.Join(repoRoot(), lwsModuleDir)
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("finding sigs.k8s.io/lws in %s: %v", lwsModuleDir, err)
-	}
-	path := filepath.Join(strings.TrimSpace(string(out)), "config", "crd", "bases", "leaderworkerset.x-k8s.io_leaderworkersets.yaml")
-	objs, err := env.admin.ApplyFile(ctx, path)
-	if err != nil || len(objs) != 1 {
-		t.Fatalf("applying %s: %v (%d objects)", path, err, len(objs))
-	}
-	name := objs[0].GetName()
-	waitFor(ctx, t, 30*time.Second, "CRD "+name+" established", func(ctx context.Context) (bool, string, error) {
-		crd, err := env.admin.Get(ctx, crdGVK, "", name)
-		if err != nil {
-			return false, "", err
-		}
-		st, _, _ := kube.Condition(crd, "Established")
-		return st == "True", "", nil
-	})
-	env.admin.ResetDiscovery()
-	return name
+	dir := moduleDir(t, "sigs.k8s.io/lws", lwsModuleDir)
+	return applyCRDFile(ctx, t, filepath.Join(dir, "config", "crd", "bases", "leaderworkerset.x-k8s.io_leaderworkersets.yaml"))
 }
 
 // strictApplyGoldens server-side applies (dry-run, strict field

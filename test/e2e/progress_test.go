@@ -309,24 +309,7 @@ func installPodMonitorCRD(ctx context.Context, t *testing.T) {
 	if err := json.Unmarshal(out, &mod); err != nil || mod.Dir == "" {
 		t.Fatalf("go mod download %s: %v %s", prometheusOperator, err, out)
 	}
-	path := filepath.Join(mod.Dir, "example", "prometheus-operator-crd", "monitoring.coreos.com_podmonitors.yaml")
-	objs, err := env.admin.ApplyFile(ctx, path)
-	if err != nil || len(objs) != 1 {
-		t.Fatalf("applying %s: %v (%d objects)", path, err, len(objs))
-	}
-	name := objs[0].GetName()
-	err = kube.Eventually(ctx, 30*time.Second, 200*time.Millisecond, "CRD "+name+" established", func(ctx context.Context) (bool, string, error) {
-		crd, err := env.admin.Get(ctx, schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition"}, "", name)
-		if err != nil {
-			return false, "", err
-		}
-		st, _, _ := kube.Condition(crd, "Established")
-		return st == "True", "", nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	env.admin.ResetDiscovery()
+	applyCRDFile(ctx, t, filepath.Join(mod.Dir, "example", "prometheus-operator-crd", "monitoring.coreos.com_podmonitors.yaml"))
 }
 
 // ensureProgressComposition is the real-node Composition with an Input

@@ -4,7 +4,6 @@ package e2e
 
 import (
 	"archive/zip"
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -405,22 +404,5 @@ func installModuleCRD(ctx context.Context, t *testing.T, m moduleCRD) string {
 	if len(data) == 0 {
 		t.Fatalf("%s not in %s", m.Path, info.Zip)
 	}
-	objs, err := env.admin.ApplyYAML(ctx, bytes.TrimSpace(data))
-	if err != nil || len(objs) != 1 {
-		t.Fatalf("applying %s: %v (%d objects)", m.Path, err, len(objs))
-	}
-	name := objs[0].GetName()
-	err = kube.Eventually(ctx, 30*time.Second, 200*time.Millisecond, "CRD "+name+" established", func(ctx context.Context) (bool, string, error) {
-		crd, err := env.admin.Get(ctx, schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition"}, "", name)
-		if err != nil {
-			return false, "", err
-		}
-		st, _, _ := kube.Condition(crd, "Established")
-		return st == "True", "", nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	env.admin.ResetDiscovery()
-	return name
+	return applyCRD(ctx, t, m.Module+"@"+m.Version+"/"+m.Path, data)
 }

@@ -5,7 +5,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -274,31 +273,8 @@ func (s *infernoSuite) tenancySpoof(t *testing.T) {
 // the function builds against, and waits until it is established.
 func installHTTPRouteCRD(ctx context.Context, t *testing.T) string {
 	t.Helper()
-	cmd := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "sigs.k8s.io/gateway-api")
-	cmd.Dir = repoRoot()
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("finding sigs.k8s.io/gateway-api: %v", err)
-	}
-	path := filepath.Join(strings.TrimSpace(string(out)), "config", "crd", "standard", "gateway.networking.k8s.io_httproutes.yaml")
-	objs, err := env.admin.ApplyFile(ctx, path)
-	if err != nil || len(objs) != 1 {
-		t.Fatalf("applying %s: %v (%d objects)", path, err, len(objs))
-	}
-	name := objs[0].GetName()
-	err = kube.Eventually(ctx, 30*time.Second, 200*time.Millisecond, "CRD "+name+" established", func(ctx context.Context) (bool, string, error) {
-		crd, err := env.admin.Get(ctx, schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition"}, "", name)
-		if err != nil {
-			return false, "", err
-		}
-		st, _, _ := kube.Condition(crd, "Established")
-		return st == "True", "", nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	env.admin.ResetDiscovery()
-	return name
+	dir := moduleDir(t, "sigs.k8s.io/gateway-api", "")
+	return applyCRDFile(ctx, t, filepath.Join(dir, "config", "crd", "standard", "gateway.networking.k8s.io_httproutes.yaml"))
 }
 
 // tenancyRBAC gives a tenant what a platform gives a team — the built-in
