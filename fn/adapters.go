@@ -140,8 +140,8 @@ func resolveAdapters(name string, pm model, rt v1beta1.RuntimePreset, spec v1alp
 		names[a.Name] = i
 		m := model{URI: a.URI, Revision: a.Revision, Framework: pm.Framework, Secret: a.CredentialsSecretRef}
 		parseURI(&m, f+".uri", errs)
-		if m.Scheme == schemePVC {
-			errs.add(f+".uri", "pvc:// adapters are not supported: adapters are pulled into the claim's cache volume; pull it from hf://, s3://, gs:// or http(s)://")
+		if m.Scheme == schemePVC || m.Scheme == schemeOCI {
+			errs.add(f+".uri", "%s:// adapters are not supported: adapters are pulled into the claim's cache volume; pull it from hf://, s3://, gs:// or http(s)://", m.Scheme)
 			continue
 		}
 		checkRevision(a.Revision, f+".revision", errs)
@@ -169,16 +169,7 @@ func resolveAdapters(name string, pm model, rt v1beta1.RuntimePreset, spec v1alp
 		}
 		hashes[m.Hash] = i
 		ad := adapter{Name: a.Name, Model: m}
-		if m.Scheme != "" {
-			p, ok := in.Puller(m.Scheme)
-			switch {
-			case !ok:
-				errs.add(f+".uri", "the platform's Input offers no puller for %s://; ask your platform team or use another source", m.Scheme)
-			case p.Image == "" || len(p.Command) == 0:
-				errs.add("input.pullers."+m.Scheme, "has no image or command; the Composition's Input must describe the %s:// puller in full", m.Scheme)
-			}
-			ad.Puller = p
-		}
+		ad.Puller = resolvePuller(m, f+".uri", in, errs)
 		out.List = append(out.List, ad)
 	}
 	return out

@@ -343,6 +343,7 @@ func TestBadInput(t *testing.T) {
 		"AdapterNameTwice":          {xr: adapters(ad("sql", "hf://org/sql-lora"), ad("sql", "hf://org/other")), field: "spec.adapters[1].name", fix: "listed twice"},
 		"AdapterSameWeights":        {xr: adapters(ad("sql", "hf://org/sql-lora"), ad("sql2", "hf://org/sql-lora")), field: "spec.adapters[1]", fix: "list each adapter's weights once"},
 		"AdapterPVC":                {xr: adapters(ad("sql", "pvc://shared/sql")), field: "spec.adapters[0].uri", fix: "pull it from hf://"},
+		"AdapterOCI":                {xr: adapters(ad("sql", "oci://registry.example.com/loras/sql:v1")), field: "spec.adapters[0].uri", fix: "oci:// adapters are not supported"},
 		"AdapterNoScheme":           {xr: adapters(ad("sql", "org/sql-lora")), field: "spec.adapters[0].uri", fix: "has no scheme"},
 		"AdapterUserInURI":          {xr: adapters(ad("sql", "https://me:pw@host/a.safetensors")), field: "spec.adapters[0].uri", fix: "put them in a Secret"},
 		"AdapterBadRevision":        {xr: adapters(map[string]any{"name": "sql", "uri": "hf://org/sql-lora", "revision": "../main"}), field: "spec.adapters[0].revision", fix: "is not a revision"},

@@ -50,17 +50,7 @@ func resolveCache(xr *v1alpha1.XModelCache, in *v1beta1.Input) (*resolvedSpec, [
 	if msg, bad := sourceRefused(m, in); bad {
 		errs.add("spec.uri", "%s", msg)
 	}
-	var puller v1beta1.PullerPreset
-	if m.pulled() && m.Scheme != "" {
-		p, ok := in.Puller(m.Scheme)
-		switch {
-		case !ok:
-			errs.add("spec.uri", "the platform's Input offers no puller for %s://; ask your platform team or use another source", m.Scheme)
-		case p.Image == "" || len(p.Command) == 0:
-			errs.add("input.pullers."+m.Scheme, "has no image or command; the Composition's Input must describe the %s:// puller in full", m.Scheme)
-		}
-		puller = p
-	}
+	puller := resolvePuller(m, "spec.uri", in, &errs)
 	versions := cacheRevisions(m, puller, spec.Revisions, &errs)
 
 	var st *v1alpha1.StorageSpec

@@ -267,7 +267,7 @@ func resolve(xr *v1alpha1.XInferenceService, in *v1beta1.Input) (*resolvedSpec, 
 	name, ns := nameAndNamespace(xr, v1alpha1.ClaimKind, in, &errs, &warnings)
 	m := resolveModel(spec.Model, &errs)
 	rt := resolveRuntime(m.Framework, spec.Serve, in, &errs)
-	puller := resolvePuller(m, in, &errs)
+	puller := resolvePuller(m, "spec.model.uri", in, &errs)
 	versions := resolveTraffic(name, m, puller, spec, in, &errs, &warnings)
 	split := spec.Traffic != nil
 	gw := resolveGateway(name, ns, in, &errs)
@@ -328,16 +328,18 @@ func resolveRuntime(fw v1alpha1.Framework, serve *v1alpha1.ServeSpec, in *v1beta
 	return rt
 }
 
-// resolvePuller finds the platform's puller of spec.model's scheme; zero
-// for weights that are not pulled.
-func resolvePuller(m model, in *v1beta1.Input, errs *fieldErrors) v1beta1.PullerPreset {
+// resolvePuller finds the platform's puller of m's scheme, refusing at
+// uriField (the field m came from) a scheme the Input offers none for;
+// zero for weights that are not pulled. Every pulled source — the model, a
+// canary version, an adapter, a ModelCache — finds its puller here.
+func resolvePuller(m model, uriField string, in *v1beta1.Input, errs *fieldErrors) v1beta1.PullerPreset {
 	if !m.pulled() || m.Scheme == "" {
 		return v1beta1.PullerPreset{}
 	}
 	p, ok := in.Puller(m.Scheme)
 	switch {
 	case !ok:
-		errs.add("spec.model.uri", "the platform's Input offers no puller for %s://; ask your platform team or use another source", m.Scheme)
+		errs.add(uriField, "the platform's Input offers no puller for %s://; ask your platform team or use another source", m.Scheme)
 	case p.Image == "":
 		errs.add("input.pullers."+m.Scheme+".image", "is empty; the Composition's Input must give the %s:// puller an image", m.Scheme)
 	case len(p.Command) == 0:

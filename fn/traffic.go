@@ -193,16 +193,7 @@ func resolveTraffic(name string, pm model, puller v1beta1.PullerPreset, spec v1a
 		}
 		weights[m.Hash] = i
 		v := modelVersion{Model: m, Weight: t.Weight}
-		if m.pulled() && m.Scheme != "" {
-			p, ok := in.Puller(m.Scheme)
-			switch {
-			case !ok:
-				errs.add(f+".uri", "the platform's Input offers no puller for %s://; ask your platform team or use another source", m.Scheme)
-			case p.Image == "" || len(p.Command) == 0:
-				errs.add("input.pullers."+m.Scheme, "has no image or command; the Composition's Input must describe the %s:// puller in full", m.Scheme)
-			}
-			v.Puller = p
-		}
+		v.Puller = resolvePuller(m, f+".uri", in, errs)
 		versions = append(versions, v)
 	}
 	if !primaryListed && pm.Version != "" {

@@ -5,7 +5,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -17,8 +16,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/types"
-	"sigs.k8s.io/yaml"
 
 	"github.com/inferno-ai/function-inferno/test/e2e/kube"
 )
@@ -347,50 +344,15 @@ func dryRunGoldens(ctx context.Context, t *testing.T, ns, prefix string) int {
 	}
 	n := 0
 	for _, path := range paths {
-		b, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var golden struct {
-			Desired struct {
-				Resources map[string]struct {
-					Resource map[string]any `json:"resource"`
-				} `json:"resources"`
-			} `json:"desired"`
-		}
-		if err := yaml.Unmarshal(b, &golden); err != nil {
-			t.Fatalf("%s: %v", path, err)
-		}
-		for rn, r := range golden.Desired.Resources {
-			o := &unstructured.Unstructured{Object: r.Resource}
-			o.SetNamespace(ns)
-			// The subjects of a RoleBinding name the claim's namespace too.
-			if subjects, ok, _ := unstructured.NestedSlice(o.Object, "subjects"); ok {
-				for _, s := range subjects {
-					s.(map[string]any)["namespace"] = ns
-				}
-				setField(o, subjects, "subjects")
-			}
-			ri, err := env.admin.Resource(o.GroupVersionKind(), ns)
-			if err != nil {
-				t.Fatalf("%s %s: %v", path, rn, err)
-			}
-			body, err := o.MarshalJSON()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, err := ri.Patch(ctx, o.GetName(), types.ApplyPatchType, body, metav1.PatchOptions{
-				FieldManager: kube.FieldManager, Force: ptrTrue(), DryRun: []string{metav1.DryRunAll}, FieldValidation: "Strict",
-			}); err != nil {
-				t.Errorf("%s: %s (%s) refused: %v", filepath.Base(path), rn, o.GetKind(), err)
+		for _, g := range goldenObjects(t, filepath.Base(path), ns) {
+			if err := applyDryRun(ctx, env.admin, g.Object); err != nil {
+				t.Errorf("%s: %s (%s) refused: %v", filepath.Base(path), g.Resource, g.Object.GetKind(), err)
 			}
 			n++
 		}
 	}
 	return n
 }
-
-func ptrTrue() *bool { b := true; return &b }
 
 // readyPoolPods names the ready pods a pool's selector matches.
 func readyPoolPods(ctx context.Context, t *testing.T, ns string, sel map[string]string) []string {

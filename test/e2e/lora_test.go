@@ -7,17 +7,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"os"
-	"path/filepath"
-	"sort"
 	"strings"
 	"testing"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/types"
-	"sigs.k8s.io/yaml"
 
 	"github.com/inferno-ai/function-inferno/test/e2e/kube"
 	"github.com/inferno-ai/function-inferno/test/e2e/traffic"
@@ -137,42 +131,9 @@ func vllmAdapterObjectsAccepted(ctx context.Context, t *testing.T) (int, int) {
 	}
 	n := 0
 	for _, stage := range []string{"fresh", "pulling", "adapter-failed", "serving", "added"} {
-		path := filepath.Join(repoRoot(), "fn", "testdata", "golden", "lora-"+stage+".yaml")
-		b, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var golden struct {
-			Desired struct {
-				Resources map[string]struct {
-					Resource map[string]any `json:"resource"`
-				} `json:"resources"`
-			} `json:"desired"`
-		}
-		if err := yaml.Unmarshal(b, &golden); err != nil {
-			t.Fatalf("%s: %v", path, err)
-		}
-		names := make([]string, 0, len(golden.Desired.Resources))
-		for name := range golden.Desired.Resources {
-			names = append(names, name)
-		}
-		sort.Strings(names)
-		for _, name := range names {
-			o := &unstructured.Unstructured{Object: golden.Desired.Resources[name].Resource}
-			o.SetNamespace(realNS)
-			unstructured.RemoveNestedField(o.Object, "status")
-			ri, err := client.Resource(o.GroupVersionKind(), realNS)
-			if err != nil {
-				t.Fatal(err)
-			}
-			body, err := o.MarshalJSON()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, err := ri.Patch(ctx, o.GetName(), types.ApplyPatchType, body, metav1.PatchOptions{
-				FieldManager: kube.FieldManager, Force: ptrTo(true), DryRun: []string{metav1.DryRunAll}, FieldValidation: "Strict",
-			}); err != nil {
-				t.Errorf("%s stage, %s (%s %s): %v", stage, name, o.GetKind(), o.GetName(), err)
+		for _, g := range goldenObjects(t, "lora-"+stage+".yaml", realNS) {
+			if err := applyDryRun(ctx, client, g.Object); err != nil {
+				t.Errorf("%s stage, %s (%s %s): %v", stage, g.Resource, g.Object.GetKind(), g.Object.GetName(), err)
 			}
 			n++
 		}

@@ -6,7 +6,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -17,8 +16,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/types"
-	"sigs.k8s.io/yaml"
 
 	"github.com/inferno-ai/function-inferno/test/e2e/kube"
 )
@@ -202,35 +199,10 @@ func strictApplyGoldens(ctx context.Context, t *testing.T, ns string) (objects, 
 		t.Fatal(err)
 	}
 	for _, f := range files {
-		var rsp struct {
-			Desired struct {
-				Resources map[string]struct {
-					Resource map[string]any `json:"resource"`
-				} `json:"resources"`
-			} `json:"desired"`
-		}
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := yaml.Unmarshal(b, &rsp); err != nil {
-			t.Fatalf("%s: %v", f, err)
-		}
-		for rn, r := range rsp.Desired.Resources {
-			o := &unstructured.Unstructured{Object: r.Resource}
-			o.SetNamespace(ns)
-			ri, err := client.Resource(o.GroupVersionKind(), ns)
-			if err != nil {
-				t.Fatalf("%s %s: %v", filepath.Base(f), rn, err)
-			}
-			body, err := json.Marshal(o.Object)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, err := ri.Patch(ctx, o.GetName(), types.ApplyPatchType, body, metav1.PatchOptions{
-				FieldManager: "e2e-strict", Force: ptrTo(true), DryRun: []string{metav1.DryRunAll}, FieldValidation: "Strict",
-			}); err != nil {
-				t.Errorf("%s: %s %s: strict server-side apply: %v", filepath.Base(f), o.GetKind(), rn, err)
+		for _, g := range goldenObjects(t, filepath.Base(f), ns) {
+			o := g.Object
+			if err := applyDryRun(ctx, client, o); err != nil {
+				t.Errorf("%s: %s %s: strict server-side apply: %v", filepath.Base(f), o.GetKind(), g.Resource, err)
 			}
 			objects++
 			if o.GetKind() != "LeaderWorkerSet" {

@@ -19,8 +19,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/types"
-	"sigs.k8s.io/yaml"
 
 	"github.com/inferno-ai/function-inferno/test/e2e/kube"
 )
@@ -309,37 +307,19 @@ func scaleDeployment(ctx context.Context, t *testing.T, ns, name string, replica
 // the CRD lacks.
 func strictGolden(ctx context.Context, t *testing.T, ns, resource string, gvk schema.GroupVersionKind) {
 	t.Helper()
-	b := mustRead(t, filepath.Join(repoRoot(), "fn", "testdata", "golden", "scale-to-zero-idle.yaml"))
-	var golden struct {
-		Desired struct {
-			Resources map[string]struct {
-				Resource map[string]any `json:"resource"`
-			} `json:"resources"`
-		} `json:"desired"`
+	for _, g := range goldenObjects(t, "scale-to-zero-idle.yaml", ns) {
+		if g.Resource != resource {
+			continue
+		}
+		if g.Object.GroupVersionKind() != gvk {
+			t.Fatalf("the golden render's %s is a %s, not a %s", resource, g.Object.GroupVersionKind(), gvk)
+		}
+		if err := applyDryRun(ctx, env.admin, g.Object); err != nil {
+			t.Fatalf("strict server-side apply of the rendered %s: %v", gvk.Kind, err)
+		}
+		return
 	}
-	if err := yaml.Unmarshal(b, &golden); err != nil {
-		t.Fatal(err)
-	}
-	obj := golden.Desired.Resources[resource].Resource
-	if obj == nil {
-		t.Fatalf("the golden render has no %s", resource)
-	}
-	u := &unstructured.Unstructured{Object: obj}
-	u.SetNamespace(ns)
-	delete(u.Object, "status")
-	body, err := json.Marshal(u.Object)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := env.admin.Resource(gvk, ns)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := res.Patch(ctx, u.GetName(), types.ApplyPatchType, body, metav1.PatchOptions{
-		FieldManager: kube.FieldManager, Force: ptrTo(true), DryRun: []string{metav1.DryRunAll}, FieldValidation: "Strict",
-	}); err != nil {
-		t.Fatalf("strict server-side apply of the rendered %s: %v", gvk.Kind, err)
-	}
+	t.Fatalf("the golden render has no %s", resource)
 }
 
 // writeHTTPAddOnStatus writes the HTTPScaledObject's status as the
