@@ -72,6 +72,27 @@ func (s *infernoSuite) pullProgress(t *testing.T) {
 	installPodMonitorCRD(ctx, t)
 	ensureProgressComposition(ctx, t)
 	checkAPIFromNode(ctx, t)
+	// Every object the function renders with progress and PodMonitors on
+	// (the ConfigMap, ServiceAccount, Role, RoleBinding, PodMonitor, the
+	// Job with its projected token), as the real API server takes it.
+	strict, err := kube.NewClient(env.admin.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, f := range []string{"progress-fresh.yaml", "progress-pulling.yaml"} {
+		for _, g := range goldenObjects(t, f, realNS) {
+			if err := applyDryRun(ctx, strict, g.Object); err != nil {
+				t.Errorf("%s: %s (%s) refused: %v", f, g.Resource, g.Object.GetKind(), err)
+			}
+			n++
+		}
+	}
+	warnings := strict.TakeWarnings()
+	for _, w := range warnings {
+		t.Errorf("API server warning on the rendered objects: %s", w)
+	}
+	sc.note("%d rendered objects over 2 stages accepted by a strict dry-run apply, %d warnings", n, len(warnings))
 
 	w := publishBigWeights(t, "big-v1", "inferno progress v1", bigWeights)
 	env.origin.Throttle("/big-v1/model.markov", bigRate)
@@ -83,7 +104,7 @@ func (s *infernoSuite) pullProgress(t *testing.T) {
 	applyClaim(ctx, t, c)
 
 	var samples []progressSample
-	err := kube.Eventually(ctx, 4*time.Minute, 200*time.Millisecond, "claim "+name+" Serving", func(ctx context.Context) (bool, string, error) {
+	err = kube.Eventually(ctx, 4*time.Minute, 200*time.Millisecond, "claim "+name+" Serving", func(ctx context.Context) (bool, string, error) {
 		o, err := env.admin.Get(ctx, claimGVK, realNS, name)
 		if err != nil {
 			return false, err.Error(), nil
