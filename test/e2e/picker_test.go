@@ -5,13 +5,13 @@ package e2e
 import (
 	"context"
 	"encoding/base64"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -152,24 +152,28 @@ func (lp *livePicker) waitPodsAdded(ctx context.Context, t *testing.T, claim str
 	}
 }
 
-// podsAdded reads the names of the pods an EPP log says it added.
+// podsAdded reads the names of the pods an EPP log says it added to its
+// datastore. v1.2.0 says so in two ways: "Pod added" from its pod
+// reconciler, and, for each endpoint (pod and target port rank) it starts
+// tracking, "Starting refresher" with the endpoint named
+// <pod>-rank-<n>. Which comes depends on whether the pool or the pod was
+// reconciled first (a resync of an already-listed pod logs only the
+// refresher), so both count.
 func podsAdded(log string) map[string]bool {
 	out := map[string]bool{}
-	for _, line := range strings.Split(log, "\n") {
-		if !strings.Contains(line, `"msg":"Pod added"`) {
-			continue
+	for _, m := range eppAdded.FindAllStringSubmatch(log, -1) {
+		name := m[1] + m[2]
+		if i := strings.LastIndex(name, "-rank-"); m[2] != "" && i > 0 {
+			name = name[:i]
 		}
-		var entry struct {
-			Pod struct {
-				Name string `json:"name"`
-			} `json:"Pod"`
-		}
-		if json.Unmarshal([]byte(line), &entry) == nil && entry.Pod.Name != "" {
-			out[entry.Pod.Name] = true
-		}
+		out[name] = true
 	}
 	return out
 }
+
+// eppAdded matches both lines in an EPP's JSON log (the refresher's
+// repeats the "pod" key, as a string, which encoding/json refuses).
+var eppAdded = regexp.MustCompile(`"msg":"Pod added".*?"Pod":\{"name":"([^"]+)"|"msg":"Starting refresher","pod":\{"name":"([^"]+)"`)
 
 func freePort(t *testing.T) string {
 	t.Helper()
