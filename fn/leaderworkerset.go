@@ -3,6 +3,7 @@ package fn
 import (
 	"fmt"
 	"strconv"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -133,7 +134,7 @@ const workerScript = `exec ray start --address="$LWS_LEADER_ADDRESS:%d" --block 
 //  3. a pod that restarts restarts its group: Ray does not survive losing
 //     a member;
 //  4. groups roll with input.rollout's maxSurge and maxUnavailable,
-//     counted in groups, so an upgrade keeps capacity by default.
+//     counted in groups, maxUnavailable at least 1 (groupsMaxUnavailable).
 func renderLeaderWorkerSet(s *resolvedSpec, v *modelVersion, w weights, replicas int32) *leaderWorkerSet {
 	mn := s.MultiNode
 	leader := serverPodTemplate(s, v, w)
@@ -165,13 +166,30 @@ func renderLeaderWorkerSet(s *resolvedSpec, v *modelVersion, w weights, replicas
 			RolloutStrategy: lwsRolloutStrategy{
 				Type: "RollingUpdate",
 				RollingUpdateConfiguration: &lwsRollingUpdate{
-					MaxUnavailable: s.Rollout.MaxUnavailable,
+					MaxUnavailable: groupsMaxUnavailable(s.Rollout.MaxUnavailable),
 					MaxSurge:       s.Rollout.MaxSurge,
 				},
 			},
 			StartupPolicy: "LeaderCreated",
 		},
 	}
+}
+
+// groupsMaxUnavailable is input.rollout.maxUnavailable for groups, made
+// at least 1. The LWS controller (v0.7.0 and v0.8.0, the newest served)
+// copies it into its leader StatefulSet's rollingUpdate.maxUnavailable,
+// which the API server refuses at 0 from Kubernetes 1.35 on, where
+// MaxUnavailableStatefulSet is on by default: the controller then fails
+// every reconcile and no group is ever created (kubernetes-sigs/lws issue
+// 776; its fix is in no release yet). Seen with the real controller in the
+// e2e. The surge still comes first: the StatefulSet counts an unready
+// surge group as unavailable, so it stops no old group until the surge
+// group is ready.
+func groupsMaxUnavailable(v intstr.IntOrString) intstr.IntOrString {
+	if (v.Type == intstr.Int && v.IntVal < 1) || (v.Type == intstr.String && strings.TrimSuffix(v.StrVal, "%") == "0") {
+		return intstr.FromInt32(1)
+	}
+	return v
 }
 
 // leaderSelector selects the leaders of the groups: only they serve.

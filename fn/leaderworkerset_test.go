@@ -124,7 +124,7 @@ func TestLeaderWorkerSetRender(t *testing.T) {
 		*l.Spec.Replicas, *l.Spec.LeaderWorkerTemplate.Size,
 		l.Spec.RolloutStrategy.RollingUpdateConfiguration.MaxSurge, l.Spec.RolloutStrategy.RollingUpdateConfiguration.MaxUnavailable}
 	want := shape{"leaderworkerset.x-k8s.io/v1", "LeaderWorkerSet", "llama-405b", "team-a", "RecreateGroupOnPodRestart", "LeaderCreated",
-		2, 2, intstr.FromInt32(1), intstr.FromInt32(0)}
+		2, 2, intstr.FromInt32(1), intstr.FromInt32(1)}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("LeaderWorkerSet (-want +got):\n%s", diff)
 	}
@@ -313,6 +313,47 @@ func TestNodesOneAnyRuntime(t *testing.T) {
 	for _, a := range d.Spec.Template.Spec.Containers[0].Args {
 		if strings.HasPrefix(a, flagTensorParallel) || strings.HasPrefix(a, flagPipelineParallel) {
 			t.Errorf("arg %q: spec.nodes 1 adds no parallel flags", a)
+		}
+	}
+}
+
+// TestGroupsMaxUnavailable checks the groups' maxUnavailable: the Input's,
+// but never 0, which the LWS controller would copy into a StatefulSet the
+// API server refuses.
+func TestGroupsMaxUnavailable(t *testing.T) {
+	cases := []struct {
+		in, want intstr.IntOrString
+	}{
+		{intstr.FromInt32(0), intstr.FromInt32(1)},
+		{intstr.FromString("0%"), intstr.FromInt32(1)},
+		{intstr.FromInt32(1), intstr.FromInt32(1)},
+		{intstr.FromInt32(2), intstr.FromInt32(2)},
+		{intstr.FromString("25%"), intstr.FromString("25%")},
+	}
+	for _, c := range cases {
+		if got := groupsMaxUnavailable(c.in); got != c.want {
+			t.Errorf("groupsMaxUnavailable(%s) = %s, want %s", c.in.String(), got.String(), c.want.String())
+		}
+	}
+}
+
+// TestOneGroupWarns checks the warning for a multi-node service of one
+// group, which every rollout replaces in place, and its absence for two.
+func TestOneGroupWarns(t *testing.T) {
+	input := compositionInput(t)
+	for _, c := range []struct {
+		min  int64
+		warn bool
+	}{{1, true}, {2, false}} {
+		xr := readYAML(t, multiNodeXR)
+		setPath(xr, c.min, "spec", "replicas", "min")
+		rsp := run(t, newRequest(t, xr, input))
+		if msg := fatalMessage(rsp); msg != "" {
+			t.Fatal(msg)
+		}
+		w, ok := warningWith(rsp, "spec.replicas.min: one group of 2 nodes is replaced in place")
+		if ok != c.warn {
+			t.Errorf("replicas.min %d: warned %v (%v), want %v; warnings %q", c.min, ok, w, c.warn, warningsOf(rsp))
 		}
 	}
 }

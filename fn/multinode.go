@@ -50,6 +50,8 @@ func (s *resolvedSpec) groups() bool { return s.MultiNode != nil && s.MultiNode.
 //     pulled weights on a ReadWriteMany volume, which every node of a
 //     group mounts.
 //  5. spec.serve.args must not set the flags the function sets.
+//  6. With spec.nodes > 1 and one group, a warning: a rollout replaces it
+//     in place.
 func resolveMultiNode(spec v1alpha1.InferenceServiceSpec, fw v1alpha1.Framework, rt v1beta1.RuntimePreset, gpu int32, m model, st storage, errs *fieldErrors, warnings *[]string) *multiNode {
 	// spec.nodes 1 alone is the default: one pod, no flags.
 	if spec.Parallelism == nil && (spec.Nodes == nil || *spec.Nodes == 1) {
@@ -124,6 +126,12 @@ func resolveMultiNode(spec v1alpha1.InferenceServiceSpec, fw v1alpha1.Framework,
 	}
 	if a := spec.Autoscaling; a != nil && a.Enabled {
 		errs.add("spec.autoscaling.enabled", "autoscaling is not supported with spec.nodes > 1: a new group of %d nodes takes as long to start as the load it would absorb; set it to false and size spec.replicas.min, the number of groups", out.Nodes)
+	}
+	// The LWS controller surges only when there are more groups than
+	// maxSurge, so it replaces a lone group in place (measured in the e2e
+	// with the real controller).
+	if r := spec.Replicas; r == nil || r.Min == nil || *r.Min == 1 {
+		*warnings = append(*warnings, fmt.Sprintf("spec.replicas.min: one group of %d nodes is replaced in place by every rollout (the LeaderWorkerSet controller adds a surge group only when there are more groups than input.rollout.maxSurge), so the service stops answering while the new group loads the model; run 2 or more groups to upgrade while serving", out.Nodes))
 	}
 	switch {
 	case m.pulled() && st.AccessMode != corev1.ReadWriteMany:

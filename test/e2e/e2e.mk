@@ -47,11 +47,13 @@ E2E_KWOK       := $(E2E_BIN_DIR)/kwok
 E2E_LOCAL_PATH := $(E2E_BIN_DIR)/local-path-provisioner
 E2E_XP_CORE    := $(E2E_BIN_DIR)/crossplane-core
 E2E_EPP        := $(E2E_BIN_DIR)/epp
+E2E_LWS        := $(E2E_BIN_DIR)/lws-controller
+E2E_KEDA       := $(E2E_BIN_DIR)/keda-operator
 # The crossplane CLI (v2.2.1, for `xpkg build`/`xpkg push`) is pinned and
 # built by the top-level tools module, not here.
 E2E_XP_CLI     := $(E2E_BIN_DIR)/crossplane
 
-E2E_TOOLS := $(E2E_ETCD) $(E2E_APISERVER) $(E2E_KCM) $(E2E_SCHEDULER) $(E2E_KUBELET) $(E2E_KUBE_PROXY) $(E2E_KWOK) $(E2E_LOCAL_PATH) $(E2E_XP_CORE) $(E2E_EPP)
+E2E_TOOLS := $(E2E_ETCD) $(E2E_APISERVER) $(E2E_KCM) $(E2E_SCHEDULER) $(E2E_KUBELET) $(E2E_KUBE_PROXY) $(E2E_KWOK) $(E2E_LOCAL_PATH) $(E2E_XP_CORE) $(E2E_EPP) $(E2E_LWS) $(E2E_KEDA)
 
 .PHONY: e2e-tools e2e
 
@@ -98,6 +100,24 @@ $(E2E_LOCAL_PATH): tools/e2e/localpath/go.mod
 # it, as local-path-provisioner).
 $(E2E_EPP): tools/e2e/epp/go.mod
 	$(call e2e_build_tool,sigs.k8s.io/gateway-api-inference-extension/cmd/epp,tools/e2e/epp)
+
+# The LeaderWorkerSet controller (sigs.k8s.io/lws, the module's cmd
+# package), which scenario 28 runs on the host with its webhooks served to
+# the API server on 127.0.0.1: 77 s cold here (2026-12-04).
+$(E2E_LWS): tools/e2e/lws/go.mod
+	$(call e2e_build_tool,sigs.k8s.io/lws/cmd,tools/e2e/lws)
+
+# KEDA's operator (github.com/kedacore/keda/v2 v2.17.0, cmd/operator, a
+# tool directive as epp), which scenario 26 runs on the host against the
+# claim's ScaledObject and a fake Prometheus on 127.0.0.1: it scales the
+# Deployment between 0 and 1 itself, through the scale subresource, so no
+# metrics API server runs. v2.17.0 because later KEDA needs a newer Go.
+# The version is stamped as KEDA's release build does (it labels the HPAs
+# it creates app.kubernetes.io/version, "main" without it).
+E2E_KEDA_VERSION = $(shell awk '{for (i = 1; i < NF; i++) if ($$i == "github.com/kedacore/keda/v2") {print $$(i+1); exit}}' tools/e2e/keda/go.mod)
+
+$(E2E_KEDA): tools/e2e/keda/go.mod
+	$(call e2e_build_tool,github.com/kedacore/keda/v2/cmd/operator,tools/e2e/keda,-X=github.com/kedacore/keda/v2/version.Version=$(E2E_KEDA_VERSION))
 
 # Crossplane's release build stamps its version into crossplane-runtime;
 # without it the core reports version "" and refuses every package that

@@ -123,7 +123,7 @@ func setUp(ctx context.Context) (*environment, error) {
 	if e.admin, err = kube.NewClient(adminCfg); err != nil {
 		return e, err
 	}
-	if err := e.createFakeNode(ctx); err != nil {
+	if err := e.createFakeNode(ctx, FakeNodeName, ""); err != nil {
 		return e, err
 	}
 	if err := e.createStorageClass(ctx); err != nil {
@@ -190,10 +190,12 @@ func (e *environment) tearDown() {
 	}
 }
 
-// createFakeNode registers the node kwok manages: 8 GPUs, plenty of CPU
+// createFakeNode registers a node kwok manages: 8 GPUs, plenty of CPU
 // and memory, no taints, so the function's pods schedule as they would on
-// a real GPU node.
-func (e *environment) createFakeNode(ctx context.Context) error {
+// a real GPU node. The run starts with one (FakeNodeName); a scenario that
+// needs more GPUs adds its own and deletes them. A podCIDR, when given,
+// is where kwok takes the node's pod addresses from.
+func (e *environment) createFakeNode(ctx context.Context, name, podCIDR string) error {
 	res := corev1.ResourceList{
 		// Room for the stress scenario's hundreds of pods; the GPUs are
 		// the scarce resource, as on a real node.
@@ -204,10 +206,10 @@ func (e *environment) createFakeNode(ctx context.Context) error {
 	}
 	node := &corev1.Node{
 		ObjectMeta: metav1.ObjectMeta{
-			Name:        FakeNodeName,
+			Name:        name,
 			Annotations: map[string]string{"kwok.x-k8s.io/node": "fake", "node.alpha.kubernetes.io/ttl": "0"},
 			Labels: map[string]string{
-				"kubernetes.io/hostname": FakeNodeName,
+				"kubernetes.io/hostname": name,
 				"kubernetes.io/os":       "linux",
 				"kubernetes.io/arch":     "amd64",
 				"type":                   "kwok",
@@ -215,13 +217,17 @@ func (e *environment) createFakeNode(ctx context.Context) error {
 				"node.kubernetes.io/exclude-from-external-load-balancers": "true",
 			},
 		},
+		Spec:   corev1.NodeSpec{PodCIDR: podCIDR},
 		Status: corev1.NodeStatus{Allocatable: res, Capacity: res},
+	}
+	if podCIDR != "" {
+		node.Spec.PodCIDRs = []string{podCIDR}
 	}
 	if _, err := e.admin.Typed.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("create fake node: %w", err)
 	}
-	return kube.Eventually(ctx, 60*time.Second, 200*time.Millisecond, "fake node Ready (kwok)", func(ctx context.Context) (bool, string, error) {
-		n, err := e.admin.Typed.CoreV1().Nodes().Get(ctx, FakeNodeName, metav1.GetOptions{})
+	return kube.Eventually(ctx, 60*time.Second, 200*time.Millisecond, "fake node "+name+" Ready (kwok)", func(ctx context.Context) (bool, string, error) {
+		n, err := e.admin.Typed.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			return false, "", err
 		}

@@ -51,30 +51,7 @@ func startLivePicker(ctx context.Context, t *testing.T, ns, name string) *livePi
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	tok, err := env.admin.Typed.CoreV1().ServiceAccounts(ns).CreateToken(ctx, picker, &authenticationv1.TokenRequest{
-		Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptrInt64(3600)},
-	}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatalf("a token for ServiceAccount %s: %v", picker, err)
-	}
-	cfg := env.admin.Config
-	ca := cfg.TLSClientConfig.CAData
-	if len(ca) == 0 && cfg.TLSClientConfig.CAFile != "" {
-		if ca, err = os.ReadFile(cfg.TLSClientConfig.CAFile); err != nil {
-			t.Fatal(err)
-		}
-	}
-	kubeconfig := filepath.Join(dir, "kubeconfig")
-	kc := fmt.Sprintf(`apiVersion: v1
-kind: Config
-clusters: [{name: e2e, cluster: {server: %q, certificate-authority-data: %s}}]
-users: [{name: picker, user: {token: %q}}]
-contexts: [{name: picker, context: {cluster: e2e, user: picker, namespace: %s}}]
-current-context: picker
-`, cfg.Host, base64.StdEncoding.EncodeToString(ca), tok.Status.Token, ns)
-	if err := os.WriteFile(kubeconfig, []byte(kc), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	kubeconfig := serviceAccountKubeconfig(ctx, t, dir, ns, picker)
 	cm, err := env.admin.Typed.CoreV1().ConfigMaps(ns).Get(ctx, picker, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -205,3 +182,35 @@ func tail(path string, n int) string {
 }
 
 func ptrInt64(v int64) *int64 { return &v }
+
+// serviceAccountKubeconfig writes dir/kubeconfig for ServiceAccount sa of
+// ns (a token from the TokenRequest API, an hour long), so that a host
+// process can do what that account's roles let it and nothing more.
+func serviceAccountKubeconfig(ctx context.Context, t *testing.T, dir, ns, sa string) string {
+	t.Helper()
+	tok, err := env.admin.Typed.CoreV1().ServiceAccounts(ns).CreateToken(ctx, sa, &authenticationv1.TokenRequest{
+		Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptrInt64(3600)},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("a token for ServiceAccount %s/%s: %v", ns, sa, err)
+	}
+	cfg := env.admin.Config
+	ca := cfg.TLSClientConfig.CAData
+	if len(ca) == 0 && cfg.TLSClientConfig.CAFile != "" {
+		if ca, err = os.ReadFile(cfg.TLSClientConfig.CAFile); err != nil {
+			t.Fatal(err)
+		}
+	}
+	kubeconfig := filepath.Join(dir, "kubeconfig")
+	kc := fmt.Sprintf(`apiVersion: v1
+kind: Config
+clusters: [{name: e2e, cluster: {server: %q, certificate-authority-data: %s}}]
+users: [{name: %s, user: {token: %q}}]
+contexts: [{name: %s, context: {cluster: e2e, user: %s, namespace: %s}}]
+current-context: %s
+`, cfg.Host, base64.StdEncoding.EncodeToString(ca), sa, tok.Status.Token, sa, sa, ns, sa)
+	if err := os.WriteFile(kubeconfig, []byte(kc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return kubeconfig
+}
