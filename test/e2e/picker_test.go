@@ -29,9 +29,9 @@ import (
 // the config path moved to the host), the rendered ConfigMap's
 // configuration, and the identity of the rendered ServiceAccount (a token
 // from the TokenRequest API), so that it can do only what the rendered
-// Role lets it. It cannot run as the rendered pod: kwok fakes containers,
-// and the real node's pods cannot reach the API server, which listens on
-// the host's loopback only.
+// Role lets it. The rendered pod itself lands on kwok, where the scenario's
+// Composition places the claim's pods, so its container is fake: the host
+// process stands in for that container.
 type livePicker struct {
 	cmd *exec.Cmd
 	log string

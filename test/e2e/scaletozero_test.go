@@ -16,6 +16,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -59,10 +60,11 @@ const (
 // --- 26 scale to zero ---------------------------------------------------------
 
 // scaleToZero runs a claim that scales to zero on the KEDA-enabled
-// Composition of examples/scale-to-zero, with KEDA's ScaledObject CRD
-// installed from its pinned module. KEDA's operator does not run here (it
-// needs Prometheus and serves the external metrics API, neither of which
-// this control plane has), so the test plays it: it writes the
+// Composition of examples/scale-to-zero as it is (HTTP add-on included),
+// with KEDA's ScaledObject CRD of v2.21.1 and the add-on's CRD installed
+// from their pinned modules. Neither operator runs in this scenario (26b
+// runs KEDA's, v2.17.0, without the add-on, whose scaler would have to
+// answer), so the test plays them: it writes the
 // ScaledObject's status conditions as KEDA does and scales the Deployment
 // through its scale subresource as KEDA does at zero. It shows the
 // ScaledObject accepted by the real API server with none of the
@@ -385,4 +387,197 @@ func installModuleCRD(ctx context.Context, t *testing.T, m moduleCRD) string {
 		t.Fatalf("%s not in %s", m.Path, info.Zip)
 	}
 	return applyCRD(ctx, t, m.Module+"@"+m.Version+"/"+m.Path, data)
+}
+
+// --- 26b scale to zero with KEDA's operator -------------------------------
+
+// liveKEDALabel is the autoscaler label of the Composition scenario 26b
+// derives from examples/scale-to-zero (the test's Prometheus, no HTTP
+// add-on, short cooldown).
+const liveKEDALabel = "keda-live"
+
+// scaleToZeroLive runs a claim that scales to zero under KEDA's real
+// operator (v2.17.0, liveKEDA) and a Prometheus the test plays
+// (fakePrometheus), on the Composition of examples/scale-to-zero with the
+// Input pointed at that Prometheus, a 30 s cooldown (the least the
+// function takes), 2 s polls, and no HTTP add-on (its external-push
+// trigger would need the add-on's scaler answering: with nothing there
+// KEDA reports a partial trigger error and, the ScaledObject having a
+// fallback, freezes at its replicas):
+//  1. with the concurrency query answering 1, the claim serves; KEDA
+//     writes the ScaledObject's Ready and Active, creates its own HPA
+//     (keda-hpa-<name>, none of the function's), and asks the Prometheus
+//     exactly the query the function rendered;
+//  2. the query answers 0: after the cooldown KEDA scales the Deployment
+//     to 0; the claim is Idle, Ready, its URL kept;
+//  3. a change of the claim at zero re-applies the Deployment; KEDA's 0
+//     stays;
+//  4. the query answers 3: KEDA scales to 1 and the claim is Serving;
+//  5. deleting the claim deletes the ScaledObject (KEDA's finalizer) and
+//     KEDA's HPA; the API server refused the operator nothing.
+func (s *infernoSuite) scaleToZeroLive(t *testing.T) {
+	ctx := context.Background()
+	sc := env.summary.start(t, "26b scale to zero (KEDA's operator v2.17.0)")
+	prom := startFakePrometheus(t)
+	at := time.Now()
+	keda := startKEDA(ctx, t)
+	sc.note("KEDA's operator v2.17.0 and its 6 CRDs up in %.1fs", time.Since(at).Seconds())
+
+	comp := liveKEDAComposition(t, prom.URL)
+	if _, err := env.admin.Apply(ctx, comp); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = env.admin.Delete(context.Background(), comp.GroupVersionKind(), "", comp.GetName()) })
+
+	const ns, name = "team-zero-live", "wakeful"
+	if err := env.createTeamNamespace(ctx, ns); err != nil {
+		t.Fatal(err)
+	}
+	// A ScaledObject that was never active is scaled to 0 on its first
+	// poll: the claim starts with a request in flight.
+	prom.set(1)
+	claim := smallClaim(t, ns, name)
+	setField(claim, map[string]any{"matchLabels": map[string]any{autoscalerLabel: liveKEDALabel}}, "spec", "compositionSelector")
+	setField(claim, map[string]any{"min": int64(0), "max": int64(2)}, "spec", "replicas")
+	setField(claim, map[string]any{"enabled": true, "targetConcurrency": int64(2)}, "spec", "autoscaling")
+	start := time.Now()
+	applyClaim(ctx, t, claim)
+	t.Cleanup(func() { _ = env.admin.Delete(context.Background(), claimGVK, ns, name) })
+
+	// 1. Serving, KEDA's conditions written by KEDA.
+	waitPhase(ctx, t, ns, name, "Serving", "True")
+	sc.note("claim → Serving and Ready in %.1fs", time.Since(start).Seconds())
+	var so *unstructured.Unstructured
+	waitFor(ctx, t, time.Minute, "KEDA: the ScaledObject Ready and Active", func(ctx context.Context) (bool, string, error) {
+		var err error
+		if so, err = env.admin.Get(ctx, scaledObjectGVK, ns, name); err != nil {
+			return false, "", err
+		}
+		ready, _, _ := kube.Condition(so, "Ready")
+		active, _, _ := kube.Condition(so, "Active")
+		return ready == "True" && active == "True", kube.ConditionsSummary(so), nil
+	})
+	sc.note("KEDA wrote Ready=True, Active=True %.1fs after the claim", time.Since(start).Seconds())
+	hpa := "keda-hpa-" + name
+	if _, err := env.admin.Typed.AutoscalingV2().HorizontalPodAutoscalers(ns).Get(ctx, hpa, metav1.GetOptions{}); err != nil {
+		t.Errorf("KEDA's HPA %s: %v", hpa, err)
+	}
+	if _, err := env.admin.Typed.AutoscalingV2().HorizontalPodAutoscalers(ns).Get(ctx, name, metav1.GetOptions{}); err == nil {
+		t.Errorf("the function's HPA %s/%s exists beside the ScaledObject", ns, name)
+	}
+	triggers, _, _ := unstructured.NestedSlice(so.Object, "spec", "triggers")
+	if len(triggers) != 1 {
+		t.Fatalf("ScaledObject triggers %v, want the prometheus one alone (no HTTP add-on)", triggers)
+	}
+	query, _, _ := unstructured.NestedString(triggers[0].(map[string]any), "metadata", "query")
+	if prom.asked(query) == 0 {
+		t.Errorf("KEDA never asked the rendered query %q; it asked %q", query, prom.others(query))
+	}
+	if o := prom.others(query); len(o) > 0 {
+		t.Errorf("KEDA asked queries the function did not render: %q", o)
+	}
+
+	// 2. Quiet: after the cooldown, 0.
+	prom.set(0)
+	start = time.Now()
+	waitReplicas(ctx, t, ns, name, 0, 2*time.Minute)
+	zeroAfter := time.Since(start)
+	idle := waitPhase(ctx, t, ns, name, "Idle", "True")
+	url, _, _ := unstructured.NestedString(idle.Object, "status", "url")
+	if url != fmt.Sprintf("http://%s.%s.svc.cluster.local:80", name, ns) {
+		t.Errorf("idle: status.url %q", url)
+	}
+	sc.note("query 0 → KEDA scaled to 0 after %.1fs (cooldown 30 s) → Idle, Ready, %s %.1fs later", zeroAfter.Seconds(), url, time.Since(start).Seconds()-zeroAfter.Seconds())
+
+	// 3. A claim change at zero keeps KEDA's 0.
+	d0, err := env.admin.Typed.AppsV1().Deployments(ns).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	setField(claim, "320Mi", "spec", "resources", "memory")
+	applyClaim(ctx, t, claim)
+	waitFor(ctx, t, time.Minute, "the Deployment re-applied with the new memory", func(ctx context.Context) (bool, string, error) {
+		d, err := env.admin.Typed.AppsV1().Deployments(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, "", err
+		}
+		mem := d.Spec.Template.Spec.Containers[0].Resources.Requests.Memory().String()
+		return d.Generation > d0.Generation && mem == "320Mi", fmt.Sprintf("generation %d, memory %s", d.Generation, mem), nil
+	})
+	time.Sleep(5 * time.Second) // two more of KEDA's polls
+	if d, err := env.admin.Typed.AppsV1().Deployments(ns).Get(ctx, name, metav1.GetOptions{}); err != nil || d.Spec.Replicas == nil || *d.Spec.Replicas != 0 {
+		t.Errorf("after the claim changed at zero the Deployment asks for %v servers (%v); KEDA's 0 was reverted", d.Spec.Replicas, err)
+	}
+	waitPhase(ctx, t, ns, name, "Idle", "True")
+	sc.note("claim changed at zero: Deployment re-applied, replicas still 0, Idle")
+
+	// 4. A request: KEDA wakes it.
+	prom.set(3)
+	start = time.Now()
+	waitReplicas(ctx, t, ns, name, 1, time.Minute)
+	upAfter := time.Since(start)
+	waitPhase(ctx, t, ns, name, "Serving", "True")
+	sc.note("query 3 → KEDA scaled to 1 after %.1fs (polls every 2 s) → Serving, Ready %.1fs later", upAfter.Seconds(), time.Since(start).Seconds()-upAfter.Seconds())
+
+	// 5. Deleted with its claim, while the operator runs (its finalizer).
+	deleteClaimsAndWait(ctx, t, ns, []string{name})
+	waitFor(ctx, t, time.Minute, "the ScaledObject and KEDA's HPA gone with the claim", func(ctx context.Context) (bool, string, error) {
+		_, err := env.admin.Get(ctx, scaledObjectGVK, ns, name)
+		_, herr := env.admin.Typed.AutoscalingV2().HorizontalPodAutoscalers(ns).Get(ctx, hpa, metav1.GetOptions{})
+		return apierrors.IsNotFound(err) && apierrors.IsNotFound(herr), fmt.Sprint(err, herr), nil
+	})
+	if r := keda.refusals(); len(r) > 0 {
+		t.Errorf("the API server refused KEDA's operator (its ClusterRole) %d times, first: %s", len(r), r[0])
+	}
+}
+
+// liveKEDAComposition is examples/scale-to-zero/composition.yaml for
+// scenario 26b: its own name and autoscaler label, KEDA pointed at the
+// test's Prometheus, a 30 s cooldown and 2 s polls, no HTTP add-on.
+func liveKEDAComposition(t *testing.T, prometheus string) *unstructured.Unstructured {
+	t.Helper()
+	objs, err := kube.DecodeYAML(mustRead(t, filepath.Join(repoRoot(), "examples", "scale-to-zero", "composition.yaml")))
+	if err != nil || len(objs) != 1 {
+		t.Fatalf("examples/scale-to-zero/composition.yaml: %v", err)
+	}
+	c := objs[0]
+	c.SetName("xinferenceservices-keda-live.inference.inferno.io")
+	labels := c.GetLabels()
+	labels[autoscalerLabel] = liveKEDALabel
+	c.SetLabels(labels)
+	steps, _, _ := unstructured.NestedSlice(c.Object, "spec", "pipeline")
+	if len(steps) != 1 {
+		t.Fatalf("examples/scale-to-zero/composition.yaml: %d pipeline steps, want 1", len(steps))
+	}
+	step := steps[0].(map[string]any)
+	keda, ok, _ := unstructured.NestedMap(step, "input", "keda")
+	if !ok {
+		t.Fatal("examples/scale-to-zero/composition.yaml: no input.keda")
+	}
+	keda["prometheusAddress"] = prometheus
+	keda["cooldownPeriod"] = int64(30)
+	keda["pollingInterval"] = int64(2)
+	delete(keda, "httpAddOn")
+	if err := unstructured.SetNestedMap(step, keda, "input", "keda"); err != nil {
+		t.Fatal(err)
+	}
+	if err := unstructured.SetNestedSlice(c.Object, steps, "spec", "pipeline"); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// waitReplicas waits until the Deployment of the claim asks for n servers.
+func waitReplicas(ctx context.Context, t *testing.T, ns, name string, n int32, timeout time.Duration) {
+	t.Helper()
+	waitFor(ctx, t, timeout, fmt.Sprintf("Deployment %s/%s at %d replicas", ns, name, n), func(ctx context.Context) (bool, string, error) {
+		d, err := env.admin.Typed.AppsV1().Deployments(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, "", err
+		}
+		if d.Spec.Replicas == nil {
+			return false, "replicas unset", nil
+		}
+		return *d.Spec.Replicas == n, fmt.Sprintf("replicas %d", *d.Spec.Replicas), nil
+	})
 }

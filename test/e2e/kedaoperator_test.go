@@ -1,0 +1,314 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/inferno-ai/function-inferno/test/e2e/controlplane"
+	"github.com/inferno-ai/function-inferno/test/e2e/kube"
+)
+
+// kedaModuleDir is the tools module that pins KEDA's operator (v2.17.0,
+// the newest KEDA whose go.mod this toolchain accepts).
+const kedaModuleDir = "tools/e2e/keda"
+
+const (
+	kedaNamespace      = "keda"
+	kedaServiceAccount = "keda-operator"
+)
+
+// liveKEDA is KEDA's operator (bin/keda-operator, built from
+// tools/e2e/keda) run on the host the way its release deploys it, less the
+// Deployment: as ServiceAccount keda/keda-operator bound to the module's
+// own ClusterRole and Role (config/rbac/role.yaml), leader election and
+// certificate rotation off, its gRPC metrics service (for the metrics
+// adapter, which does not run) on a certificate of the test's CA. It scales
+// a ScaledObject's target between 0 and its minReplicaCount itself,
+// through the scale subresource, from what its scalers say; going above
+// that is the HPA's work through the external metrics API, which no
+// adapter serves here.
+type liveKEDA struct {
+	cmd *exec.Cmd
+	log string
+}
+
+// startKEDA starts the operator with the module's CRDs installed and waits
+// until it is ready. The CRDs are deleted when the scenario ends, after
+// the operator stops; the test must delete its ScaledObjects before then
+// (the operator's finalizer).
+func startKEDA(ctx context.Context, t *testing.T) *liveKEDA {
+	t.Helper()
+	bin := filepath.Join(binDir(), "keda-operator")
+	if _, err := os.Stat(bin); err != nil {
+		t.Fatalf("no %s: make e2e-tools builds it (tools/e2e/keda)", bin)
+	}
+	module := moduleDir(t, "github.com/kedacore/keda/v2", kedaModuleDir)
+
+	// Every CRD the operator watches: it starts a controller for each.
+	crds, err := filepath.Glob(filepath.Join(module, "config", "crd", "bases", "*.yaml"))
+	if err != nil || len(crds) == 0 {
+		t.Fatalf("KEDA's CRDs in %s: %v", module, err)
+	}
+	var names []string
+	for _, f := range crds {
+		// Scenario 26 installs a newer ScaledObject CRD and deletes it as
+		// it ends.
+		if strings.HasSuffix(f, "keda.sh_scaledobjects.yaml") {
+			waitCRDGone(ctx, t, "scaledobjects.keda.sh")
+		}
+		names = append(names, applyCRDFile(ctx, t, f))
+	}
+	t.Cleanup(func() {
+		for _, n := range names {
+			if err := env.admin.Delete(context.Background(), crdGVK, "", n); err != nil && !apierrors.IsNotFound(err) {
+				t.Logf("deleting CRD %s: %v", n, err)
+			}
+		}
+	})
+
+	dir := filepath.Join(env.workDir, "keda-operator")
+	certDir, caDir := filepath.Join(dir, "certs"), filepath.Join(dir, "ca")
+	for _, d := range []string{certDir, caDir} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	kedaRBAC(ctx, t, module)
+	kubeconfig := serviceAccountKubeconfig(ctx, t, dir, kedaNamespace, kedaServiceAccount)
+
+	// The gRPC metrics service refuses to start without ca.crt, tls.crt
+	// and tls.key in its certificate directory.
+	ca, err := controlplane.NewCertificateAuthority("keda-ca (e2e)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	kp, err := ca.ServingCert("keda-operator", []string{"keda-operator.keda.svc", "localhost"}, []net.IP{net.ParseIP("127.0.0.1")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, b := range map[string][]byte{"ca.crt": ca.CertPEM, "tls.crt": kp.CertPEM, "tls.key": kp.KeyPEM} {
+		if err := os.WriteFile(filepath.Join(certDir, name), b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	probePort := freePort(t)
+	k := &liveKEDA{log: filepath.Join(env.logDir(), "keda-operator.log")}
+	logf, err := os.Create(k.log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k.cmd = exec.Command(bin,
+		"--kubeconfig="+kubeconfig,
+		"--leader-elect=false",
+		"--metrics-bind-address=127.0.0.1:"+freePort(t),
+		"--health-probe-bind-address=127.0.0.1:"+probePort,
+		"--metrics-service-bind-address=127.0.0.1:"+freePort(t),
+		"--cert-dir="+certDir,
+		"--enable-cert-rotation=false",
+		"--ca-dir="+caDir,
+		"--zap-encoder=console",
+		"--zap-time-encoding=iso8601",
+	)
+	// All namespaces; the cluster objects' namespace, which it would read
+	// from its pod's ServiceAccount mount.
+	k.cmd.Env = append(os.Environ(), "WATCH_NAMESPACE=", "KEDA_CLUSTER_OBJECT_NAMESPACE="+kedaNamespace, "POD_NAMESPACE="+kedaNamespace)
+	k.cmd.Stdout, k.cmd.Stderr = logf, logf
+	if err := k.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	go func() { _ = k.cmd.Wait(); close(exited) }()
+	t.Cleanup(func() {
+		_ = k.cmd.Process.Signal(os.Interrupt)
+		select {
+		case <-exited:
+		case <-time.After(10 * time.Second):
+			_ = k.cmd.Process.Kill()
+			<-exited
+		}
+		logf.Close()
+	})
+	err = kube.Eventually(ctx, time.Minute, 200*time.Millisecond, "KEDA's operator ready", func(ctx context.Context) (bool, string, error) {
+		select {
+		case <-exited:
+			return false, "", fmt.Errorf("keda-operator exited: %s; log: %s", k.cmd.ProcessState, tail(k.log, 5))
+		default:
+		}
+		resp, err := http.Get("http://127.0.0.1:" + probePort + "/readyz")
+		if err != nil {
+			return false, err.Error(), nil
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK, "readyz " + resp.Status, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
+
+// kedaRBAC creates the operator's namespace and ServiceAccount and binds it
+// to the module's ClusterRole and Role (config/rbac/role.yaml).
+func kedaRBAC(ctx context.Context, t *testing.T, module string) {
+	t.Helper()
+	c := env.admin.Typed
+	if _, err := c.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: kedaNamespace}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	if _, err := c.CoreV1().ServiceAccounts(kedaNamespace).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: kedaServiceAccount}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	objs, err := kube.DecodeYAML(mustRead(t, filepath.Join(module, "config", "rbac", "role.yaml")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	subject := []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: kedaServiceAccount, Namespace: kedaNamespace}}
+	var cleanups []func(context.Context)
+	for _, o := range objs {
+		switch o.GetKind() {
+		case "ClusterRole":
+			var role rbacv1.ClusterRole
+			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, &role); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := c.RbacV1().ClusterRoles().Create(ctx, &role, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+				t.Fatal(err)
+			}
+			b := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: role.Name}, Subjects: subject,
+				RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name}}
+			if _, err := c.RbacV1().ClusterRoleBindings().Create(ctx, b, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+				t.Fatal(err)
+			}
+			cleanups = append(cleanups, func(ctx context.Context) {
+				_ = c.RbacV1().ClusterRoleBindings().Delete(ctx, role.Name, metav1.DeleteOptions{})
+				_ = c.RbacV1().ClusterRoles().Delete(ctx, role.Name, metav1.DeleteOptions{})
+			})
+		case "Role":
+			var role rbacv1.Role
+			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, &role); err != nil {
+				t.Fatal(err)
+			}
+			role.Namespace = kedaNamespace
+			if _, err := c.RbacV1().Roles(kedaNamespace).Create(ctx, &role, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+				t.Fatal(err)
+			}
+			b := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: role.Name, Namespace: kedaNamespace}, Subjects: subject,
+				RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: role.Name}}
+			if _, err := c.RbacV1().RoleBindings(kedaNamespace).Create(ctx, b, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+				t.Fatal(err)
+			}
+		default:
+			t.Fatalf("config/rbac/role.yaml: unexpected %s", o.GetKind())
+		}
+	}
+	t.Cleanup(func() {
+		ctx := context.Background()
+		for _, f := range cleanups {
+			f(ctx)
+		}
+		_ = c.CoreV1().Namespaces().Delete(ctx, kedaNamespace, metav1.DeleteOptions{})
+	})
+}
+
+// refusals are the lines of the operator's log where the API server
+// refused it something.
+func (k *liveKEDA) refusals() []string {
+	b, _ := os.ReadFile(k.log)
+	var out []string
+	for _, line := range strings.Split(string(b), "\n") {
+		if strings.Contains(line, "is forbidden") {
+			out = append(out, truncate(line, 300))
+		}
+	}
+	return out
+}
+
+// fakePrometheus answers Prometheus's instant-query API
+// (GET /api/v1/query) on 127.0.0.1 with one sample of the value the test
+// sets, in the vector form KEDA's prometheus scaler reads (the value a
+// JSON string). It records the queries it was asked.
+type fakePrometheus struct {
+	URL string
+
+	mu      sync.Mutex
+	value   float64
+	queries map[string]int
+}
+
+func startFakePrometheus(t *testing.T) *fakePrometheus {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &fakePrometheus{URL: "http://" + l.Addr().String(), queries: map[string]int{}}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/api/v1/query", func(w http.ResponseWriter, r *http.Request) {
+		p.mu.Lock()
+		p.queries[r.URL.Query().Get("query")]++
+		v := p.value
+		p.mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]any{
+			"status": "success",
+			"data": map[string]any{
+				"resultType": "vector",
+				"result": []any{map[string]any{
+					"metric": map[string]any{},
+					"value":  []any{float64(time.Now().Unix()), strconv.FormatFloat(v, 'f', -1, 64)},
+				}},
+			},
+		})
+	})
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	go func() { _ = srv.Serve(l) }()
+	t.Cleanup(func() { _ = srv.Close() })
+	return p
+}
+
+// set is the value every later query answers.
+func (p *fakePrometheus) set(v float64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.value = v
+}
+
+// asked is how many times query was asked.
+func (p *fakePrometheus) asked(query string) int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.queries[query]
+}
+
+// others are the queries asked other than query.
+func (p *fakePrometheus) others(query string) []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var out []string
+	for q := range p.queries {
+		if q != query {
+			out = append(out, q)
+		}
+	}
+	return out
+}
