@@ -84,6 +84,55 @@ func resolveInferencePool(in *v1beta1.Input, errs *fieldErrors) *inferencePool {
 	return p
 }
 
+// loraAffinityScorer is the endpoint picker's scorer that routes by
+// adapter: it prefers the servers where the request's model (the adapter
+// name) is already loaded, then those with a free adapter slot, from the
+// servers' LoRA metric (vLLM's vllm:lora_requests_info, the picker's
+// --lora-info-metric default).
+const loraAffinityScorer = "lora-affinity-scorer"
+
+// loraAffinityWeight is its weight in each scheduling profile: as much as
+// the queue and KV-cache scorers of upstream's default configuration,
+// since loading an adapter into a GPU slot costs a request more than a
+// short queue.
+const loraAffinityWeight = 2
+
+// routeByAdapter makes the picker route a claim's adapters by name: when
+// the claim serves adapters and the platform's configuration has no
+// lora-affinity-scorer, it adds one to the plugins and to every
+// scheduling profile. A configuration that has one is the platform's
+// choice and stays as written; so does every configuration of a claim
+// without adapters (its picker is not restarted by this).
+func (p *inferencePool) routeByAdapter(adapters bool) {
+	if p == nil || !adapters {
+		return
+	}
+	var cfg map[string]any
+	if err := yaml.Unmarshal([]byte(p.Picker.Config), &cfg); err != nil {
+		return // resolveInferencePool reported it
+	}
+	plugins, _ := cfg["plugins"].([]any)
+	for _, pl := range plugins {
+		if m, ok := pl.(map[string]any); ok && m["type"] == loraAffinityScorer {
+			return
+		}
+	}
+	cfg["plugins"] = append(plugins, map[string]any{"type": loraAffinityScorer})
+	profiles, _ := cfg["schedulingProfiles"].([]any)
+	for _, pr := range profiles {
+		if m, ok := pr.(map[string]any); ok {
+			refs, _ := m["plugins"].([]any)
+			m["plugins"] = append(refs, map[string]any{"pluginRef": loraAffinityScorer, "weight": loraAffinityWeight})
+		}
+	}
+	b, err := yaml.Marshal(cfg)
+	if err != nil {
+		return
+	}
+	p.Picker.Config = string(b)
+	p.ConfigHash = shortHash(p.Picker.Config)
+}
+
 // checkPoolNames refuses a split version that would take the picker's
 // names: version "epp" of claim llama names its Deployment and Service
 // llama-epp, the picker's.

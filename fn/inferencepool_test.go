@@ -17,6 +17,8 @@ import (
 	inferencev1 "sigs.k8s.io/gateway-api-inference-extension/api/v1"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 	"sigs.k8s.io/yaml"
+
+	"github.com/inferno-ai/function-inferno/input/v1beta1"
 )
 
 // poolExampleInput is the Input of examples/inference-pool/composition.yaml.
@@ -531,5 +533,94 @@ func TestRBACCoversPicker(t *testing.T) {
 		if slices.Contains(r.Verbs, "bind") || slices.Contains(r.Verbs, "escalate") || slices.Contains(r.Verbs, "*") {
 			t.Errorf("apis/rbac.yaml grants %v: Crossplane needs no bind, escalate or *", r)
 		}
+	}
+}
+
+// TestInferencePoolRoutesByAdapter: a claim that serves adapters gets a
+// picker that routes by adapter name (the lora-affinity scorer, added to
+// the platform's configuration); a claim without adapters, or a platform
+// configuration that already has the scorer, keeps the configuration as
+// the Input wrote it.
+func TestInferencePoolRoutesByAdapter(t *testing.T) {
+	withAdapter := func(t *testing.T) map[string]any {
+		xr := poolXR(t)
+		setPath(xr, []any{map[string]any{"name": "sql", "uri": "hf://acme/llama-sql-lora"}}, "spec", "adapters")
+		return xr
+	}
+	own := "apiVersion: inference.networking.x-k8s.io/v1alpha1\nkind: EndpointPickerConfig\nplugins:\n- type: queue-scorer\n- type: lora-affinity-scorer\nschedulingProfiles:\n- name: default\n  plugins:\n  - pluginRef: queue-scorer\n  - pluginRef: lora-affinity-scorer\n    weight: 5\n"
+	type profile struct {
+		Name    string
+		Plugins []struct {
+			PluginRef string `json:"pluginRef"`
+			Weight    *int   `json:"weight"`
+		}
+	}
+	type config struct {
+		APIVersion string `json:"apiVersion"`
+		Kind       string `json:"kind"`
+		Plugins    []struct {
+			Type string `json:"type"`
+		}
+		SchedulingProfiles []profile `json:"schedulingProfiles"`
+	}
+	cases := []struct {
+		name     string
+		xr       func(t *testing.T) map[string]any
+		config   string // the Input's; "" for the built-in default
+		verbatim bool   // the ConfigMap holds the Input's configuration as written
+	}{
+		{name: "NoAdapters", xr: func(t *testing.T) map[string]any { return poolXR(t) }, verbatim: true},
+		{name: "Adapters", xr: withAdapter},
+		{name: "PlatformHasScorer", xr: withAdapter, config: own, verbatim: true},
+	}
+	hashes := map[string]string{}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			in := poolExampleInput(t)
+			want := v1beta1.DefaultPickerConfig
+			if tc.config != "" {
+				setPath(in, tc.config, "traffic", "gateway", "inferenceExtension", "picker", "config")
+				want = tc.config
+			}
+			_, obs := settle(t, tc.xr(t), in, world{}, nil)
+			rsp := run(t, newRequest(t, tc.xr(t), in, obs...))
+			if msg := fatalMessage(rsp); msg != "" {
+				t.Fatal(msg)
+			}
+			cm := desiredObject[corev1.ConfigMap](t, rsp, resourcePickerConfig)
+			if cm == nil {
+				t.Fatalf("no picker ConfigMap; desired %v", desiredNames(rsp))
+			}
+			got := cm.Data[pickerConfigKey]
+			hashes[tc.name] = desiredObject[appsv1.Deployment](t, rsp, resourcePicker).Spec.Template.Annotations[annotationPickerConfig]
+			if tc.verbatim {
+				if diff := cmp.Diff(want, got); diff != "" {
+					t.Errorf("picker configuration (-the Input's +rendered):\n%s", diff)
+				}
+				return
+			}
+			var c config
+			if err := yaml.Unmarshal([]byte(got), &c); err != nil {
+				t.Fatal(err)
+			}
+			var types []string
+			for _, p := range c.Plugins {
+				types = append(types, p.Type)
+			}
+			if diff := cmp.Diff([]string{"queue-scorer", "kv-cache-utilization-scorer", "prefix-cache-scorer", loraAffinityScorer}, types); diff != "" {
+				t.Errorf("plugins (-want +got):\n%s", diff)
+			}
+			if c.Kind != "EndpointPickerConfig" || len(c.SchedulingProfiles) != 1 {
+				t.Fatalf("configuration %q", got)
+			}
+			refs := c.SchedulingProfiles[0].Plugins
+			last := refs[len(refs)-1]
+			if len(refs) != 4 || last.PluginRef != loraAffinityScorer || last.Weight == nil || *last.Weight != loraAffinityWeight {
+				t.Errorf("profile %s: %+v, want the three scorers and lora-affinity-scorer weight %d", c.SchedulingProfiles[0].Name, refs, loraAffinityWeight)
+			}
+		})
+	}
+	if hashes["Adapters"] == "" || hashes["Adapters"] == hashes["NoAdapters"] {
+		t.Errorf("picker config hash with adapters %q, without %q: want a new one (the picker restarts onto it)", hashes["Adapters"], hashes["NoAdapters"])
 	}
 }

@@ -278,6 +278,7 @@ func resolve(xr *v1alpha1.XInferenceService, in *v1beta1.Input) (*resolvedSpec, 
 	bounds := resolveReplicas(spec, rt, m.Framework, in, &errs, &warnings)
 	versions = spread(versions, bounds)
 	adapters := resolveAdapters(name, m, rt, spec, in, &errs, &warnings)
+	pool.routeByAdapter(len(adapters.List) > 0)
 	servers := resolveResources(spec.Resources, m.Framework, in, &errs, &warnings)
 	st := resolveStorage(spec.Storage, in, versions, bounds, split, len(adapters.List) > 0, &errs, &warnings)
 	mn := resolveMultiNode(spec, m.Framework, rt, servers.GPU, m, st, &errs, &warnings)

@@ -172,6 +172,47 @@ func (s *infernoSuite) inferencePool(t *testing.T) {
 		sc.note("the real EPP v1.2.0 (host process, the rendered args, config and ServiceAccount token) added the pool's 2 ready servers in %.1fs", time.Since(start).Seconds())
 	}
 
+	// A claim that serves a LoRA adapter, behind its own pool: its picker
+	// routes by adapter name (the lora-affinity scorer, which the function
+	// adds to the platform's configuration), and the real EPP builds its
+	// scheduler from that configuration and adds the claim's server.
+	const loraName = "pooled-lora"
+	lora := smallClaim(t, ns, loraName)
+	setField(lora, map[string]any{"matchLabels": map[string]any{routeLabel: poolCompositionLabel}}, "spec", "compositionSelector")
+	setField(lora, []any{map[string]any{"name": "sql", "uri": "hf://e2e/pooled-sql-lora"}}, "spec", "adapters")
+	start = time.Now()
+	applyClaim(ctx, t, lora)
+	t.Cleanup(func() { _ = env.admin.Delete(context.Background(), claimGVK, ns, loraName) })
+	var loraSel map[string]string
+	err = kube.Eventually(ctx, 2*time.Minute, 250*time.Millisecond, "the adapter claim's picker configured and its server ready", func(ctx context.Context) (bool, string, error) {
+		cm, err := env.admin.Typed.CoreV1().ConfigMaps(ns).Get(ctx, loraName+"-epp", metav1.GetOptions{})
+		if err != nil {
+			return false, "no picker ConfigMap yet", nil
+		}
+		if cfg := cm.Data["config.yaml"]; !strings.Contains(cfg, "lora-affinity-scorer") {
+			return false, "", fmt.Errorf("the picker configuration of a claim with adapters has no lora-affinity-scorer:\n%s", cfg)
+		}
+		p, err := env.admin.Get(ctx, inferencePoolGVK, ns, loraName)
+		if err != nil {
+			return false, "no pool yet", nil
+		}
+		loraSel, _, _ = unstructured.NestedStringMap(p.Object, "spec", "selector", "matchLabels")
+		n := len(readyPoolPods(ctx, t, ns, loraSel))
+		return n == 1, fmt.Sprintf("%d servers ready; %s", n, claimSummary(ctx, ns, loraName)), nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if live != nil {
+		liveLoRA := startLivePicker(ctx, t, ns, loraName)
+		liveLoRA.waitPodsAdded(ctx, t, loraName, readyPoolPods(ctx, t, ns, loraSel))
+		if !liveLoRA.scheduledWith(t, "lora-affinity-scorer") {
+			t.Errorf("the real picker of the adapter claim did not build its scheduler with lora-affinity-scorer; see %s", liveLoRA.log)
+		}
+		sc.note("a claim with a LoRA adapter: its picker configuration gains lora-affinity-scorer; the real EPP scheduled with it and added the server, %.1fs after apply", time.Since(start).Seconds())
+	}
+	deleteClaimsAndWait(ctx, t, ns, []string{loraName})
+
 	// The Gateway stops supporting pools: the claim says so and is not Ready.
 	start = time.Now()
 	writePoolStatus(ctx, t, ns, name, "False", "NotSupportedByParent", "this Gateway does not take InferencePool backends")

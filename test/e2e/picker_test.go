@@ -47,7 +47,7 @@ func startLivePicker(ctx context.Context, t *testing.T, ns, name string) *livePi
 		return nil
 	}
 	picker := name + "-epp"
-	dir := filepath.Join(env.workDir, "picker-"+ns)
+	dir := filepath.Join(env.workDir, "picker-"+ns+"-"+name)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -127,6 +127,24 @@ func (lp *livePicker) waitPodsAdded(ctx context.Context, t *testing.T, claim str
 			t.Errorf("the picker added pod %s, which is not a server", p)
 		}
 	}
+}
+
+// scheduledWith reports whether the picker built its scheduler with a
+// plugin of that type: v1.2.0 logs the scheduler it parsed from its
+// configuration ("parsed config") once, at start.
+func (lp *livePicker) scheduledWith(t *testing.T, plugin string) bool {
+	t.Helper()
+	b, err := os.ReadFile(lp.log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if strings.Contains(line, `"msg":"parsed config"`) {
+			return strings.Contains(line, plugin)
+		}
+	}
+	t.Fatalf("the picker never logged its parsed configuration; see %s", lp.log)
+	return false
 }
 
 // podsAdded reads the names of the pods an EPP log says it added to its
