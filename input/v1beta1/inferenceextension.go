@@ -58,7 +58,10 @@ type EndpointPicker struct {
 	// (inference.networking.x-k8s.io/v1alpha1) as YAML: its plugins and
 	// scheduling profiles. The function mounts it from a ConfigMap.
 	// Defaults to upstream's default profile: queue, KV-cache utilisation
-	// and prefix-cache scorers weighted 2, 2 and 3.
+	// and prefix-cache scorers weighted 2, 2 and 3. For a claim with LoRA
+	// adapters the function adds lora-affinity-scorer (weight 2 in every
+	// profile), which routes by adapter name, unless the configuration
+	// already lists it.
 	// +optional
 	// +kubebuilder:validation:MaxLength=65536
 	Config string `json:"config,omitempty"`
