@@ -5,11 +5,9 @@ package e2e
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -17,7 +15,6 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -46,10 +43,7 @@ const (
 // through the scale subresource, from what its scalers say; going above
 // that is the HPA's work through the external metrics API, which no
 // adapter serves here.
-type liveKEDA struct {
-	cmd *exec.Cmd
-	log string
-}
+type liveKEDA struct{ *hostController }
 
 // startKEDA starts the operator with the module's CRDs installed and waits
 // until it is ready. The CRDs are deleted when the scenario ends, after
@@ -112,58 +106,21 @@ func startKEDA(ctx context.Context, t *testing.T) *liveKEDA {
 	}
 
 	probePort := freePort(t)
-	k := &liveKEDA{log: filepath.Join(env.logDir(), "keda-operator.log")}
-	logf, err := os.Create(k.log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	k.cmd = exec.Command(bin,
-		"--kubeconfig="+kubeconfig,
-		"--leader-elect=false",
-		"--metrics-bind-address=127.0.0.1:"+freePort(t),
-		"--health-probe-bind-address=127.0.0.1:"+probePort,
-		"--metrics-service-bind-address=127.0.0.1:"+freePort(t),
-		"--cert-dir="+certDir,
-		"--enable-cert-rotation=false",
-		"--ca-dir="+caDir,
-		"--zap-encoder=console",
-		"--zap-time-encoding=iso8601",
-	)
 	// All namespaces; the cluster objects' namespace, which it would read
 	// from its pod's ServiceAccount mount.
-	k.cmd.Env = append(os.Environ(), "WATCH_NAMESPACE=", "KEDA_CLUSTER_OBJECT_NAMESPACE="+kedaNamespace, "POD_NAMESPACE="+kedaNamespace)
-	k.cmd.Stdout, k.cmd.Stderr = logf, logf
-	if err := k.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan struct{})
-	go func() { _ = k.cmd.Wait(); close(exited) }()
-	t.Cleanup(func() {
-		_ = k.cmd.Process.Signal(os.Interrupt)
-		select {
-		case <-exited:
-		case <-time.After(10 * time.Second):
-			_ = k.cmd.Process.Kill()
-			<-exited
-		}
-		logf.Close()
-	})
-	err = kube.Eventually(ctx, time.Minute, 200*time.Millisecond, "KEDA's operator ready", func(ctx context.Context) (bool, string, error) {
-		select {
-		case <-exited:
-			return false, "", fmt.Errorf("keda-operator exited: %s; log: %s", k.cmd.ProcessState, tail(k.log, 5))
-		default:
-		}
-		resp, err := http.Get("http://127.0.0.1:" + probePort + "/readyz")
-		if err != nil {
-			return false, err.Error(), nil
-		}
-		resp.Body.Close()
-		return resp.StatusCode == http.StatusOK, "readyz " + resp.Status, nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	k := &liveKEDA{startHostController(t, "keda-operator", bin, []string{
+		"--kubeconfig=" + kubeconfig,
+		"--leader-elect=false",
+		"--metrics-bind-address=127.0.0.1:" + freePort(t),
+		"--health-probe-bind-address=127.0.0.1:" + probePort,
+		"--metrics-service-bind-address=127.0.0.1:" + freePort(t),
+		"--cert-dir=" + certDir,
+		"--enable-cert-rotation=false",
+		"--ca-dir=" + caDir,
+		"--zap-encoder=console",
+		"--zap-time-encoding=iso8601",
+	}, []string{"WATCH_NAMESPACE=", "KEDA_CLUSTER_OBJECT_NAMESPACE=" + kedaNamespace, "POD_NAMESPACE=" + kedaNamespace})}
+	k.waitReady(ctx, t, "http://127.0.0.1:"+probePort+"/readyz")
 	return k
 }
 
@@ -172,12 +129,7 @@ func startKEDA(ctx context.Context, t *testing.T) *liveKEDA {
 func kedaRBAC(ctx context.Context, t *testing.T, module string) {
 	t.Helper()
 	c := env.admin.Typed
-	if _, err := c.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: kedaNamespace}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-		t.Fatal(err)
-	}
-	if _, err := c.CoreV1().ServiceAccounts(kedaNamespace).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: kedaServiceAccount}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-		t.Fatal(err)
-	}
+	controllerIdentity(ctx, t, kedaNamespace, kedaServiceAccount)
 	objs, err := kube.DecodeYAML(mustRead(t, filepath.Join(module, "config", "rbac", "role.yaml")))
 	if err != nil {
 		t.Fatal(err)
@@ -226,21 +178,7 @@ func kedaRBAC(ctx context.Context, t *testing.T, module string) {
 		for _, f := range cleanups {
 			f(ctx)
 		}
-		_ = c.CoreV1().Namespaces().Delete(ctx, kedaNamespace, metav1.DeleteOptions{})
 	})
-}
-
-// refusals are the lines of the operator's log where the API server
-// refused it something.
-func (k *liveKEDA) refusals() []string {
-	b, _ := os.ReadFile(k.log)
-	var out []string
-	for _, line := range strings.Split(string(b), "\n") {
-		if strings.Contains(line, "is forbidden") {
-			out = append(out, truncate(line, 300))
-		}
-	}
-	return out
 }
 
 // fakePrometheus answers Prometheus's instant-query API

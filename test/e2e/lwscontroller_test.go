@@ -10,7 +10,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -18,7 +17,6 @@ import (
 	"time"
 
 	admissionv1 "k8s.io/api/admissionregistration/v1"
-	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -45,8 +43,7 @@ import (
 // and worker index (the claim's Service selects worker index 0) and gives
 // workers LWS_LEADER_ADDRESS. kwok runs the pods it creates.
 type liveLWS struct {
-	cmd      *exec.Cmd
-	log      string
+	*hostController
 	webhooks []string
 }
 
@@ -115,63 +112,31 @@ health:
 		t.Fatal(err)
 	}
 
-	l := &liveLWS{log: filepath.Join(env.logDir(), "lws-controller.log")}
-	logf, err := os.Create(l.log)
-	if err != nil {
-		t.Fatal(err)
-	}
 	// Metrics off: its secure metrics server would want TokenReviews, which
 	// its ClusterRole does not grant (the release binds a separate proxy
 	// role for them).
-	l.cmd = exec.Command(bin, "--config="+config, "--metrics-bind-address=0", "--zap-log-level=info")
-	l.cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig)
-	l.cmd.Stdout, l.cmd.Stderr = logf, logf
-	if err := l.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan struct{})
-	go func() { _ = l.cmd.Wait(); close(exited) }()
-	t.Cleanup(func() {
-		// Webhooks first: with the process gone they would refuse every
-		// LWS pod (failurePolicy Fail).
-		l.removeWebhooks(context.Background(), t)
-		_ = l.cmd.Process.Signal(os.Interrupt)
-		select {
-		case <-exited:
-		case <-time.After(10 * time.Second):
-			_ = l.cmd.Process.Kill()
-			<-exited
-		}
-		logf.Close()
-	})
+	l := &liveLWS{hostController: startHostController(t, "lws-controller", bin,
+		[]string{"--config=" + config, "--metrics-bind-address=0", "--zap-log-level=info"},
+		[]string{"KUBECONFIG=" + kubeconfig})}
+	// Webhooks first, before the process stops (cleanups run last in,
+	// first out): with the process gone they would refuse every LWS pod
+	// (failurePolicy Fail).
+	t.Cleanup(func() { l.removeWebhooks(context.Background(), t) })
 
 	// Its webhook server must answer before the API server is told to call
-	// it, or the first LWS would be refused.
+	// it, or the first LWS would be refused. Any HTTP answer over TLS with
+	// our CA will do.
 	pool := x509.NewCertPool()
 	pool.AppendCertsFromPEM(ca.CertPEM)
 	client := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
-	err = kube.Eventually(ctx, time.Minute, 200*time.Millisecond, "the LWS controller's webhook server answers", func(ctx context.Context) (bool, string, error) {
-		select {
-		case <-exited:
-			return false, "", fmt.Errorf("lws-controller exited: %s; log: %s", l.cmd.ProcessState, tail(l.log, 5))
-		default:
-		}
-		// Any HTTP answer over TLS with our CA will do: the server is up.
+	l.waitReady(ctx, t, "http://127.0.0.1:"+probePort+"/readyz", func() (bool, string) {
 		resp, err := client.Get("https://127.0.0.1:" + webhookPort + "/validate--v1-pod")
 		if err != nil {
-			return false, err.Error(), nil
+			return false, "webhook server: " + err.Error()
 		}
 		resp.Body.Close()
-		ready, err := http.Get("http://127.0.0.1:" + probePort + "/readyz")
-		if err != nil {
-			return false, err.Error(), nil
-		}
-		ready.Body.Close()
-		return ready.StatusCode == http.StatusOK, "readyz " + ready.Status, nil
+		return true, ""
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	l.installWebhooks(ctx, t, module, "https://127.0.0.1:"+webhookPort, ca.CertPEM)
 	return l
 }
@@ -182,12 +147,7 @@ health:
 func lwsRBAC(ctx context.Context, t *testing.T, module string) {
 	t.Helper()
 	c := env.admin.Typed
-	if _, err := c.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: lwsNamespace}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-		t.Fatal(err)
-	}
-	if _, err := c.CoreV1().ServiceAccounts(lwsNamespace).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: lwsServiceAccount}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-		t.Fatal(err)
-	}
+	controllerIdentity(ctx, t, lwsNamespace, lwsServiceAccount)
 	var role rbacv1.ClusterRole
 	decodeModuleFile(t, filepath.Join(module, "config", "rbac", "role.yaml"), &role)
 	role.Name = lwsClusterRole
@@ -206,7 +166,6 @@ func lwsRBAC(ctx context.Context, t *testing.T, module string) {
 		ctx := context.Background()
 		_ = c.RbacV1().ClusterRoleBindings().Delete(ctx, lwsClusterRole, metav1.DeleteOptions{})
 		_ = c.RbacV1().ClusterRoles().Delete(ctx, lwsClusterRole, metav1.DeleteOptions{})
-		_ = c.CoreV1().Namespaces().Delete(ctx, lwsNamespace, metav1.DeleteOptions{})
 	})
 }
 
@@ -321,16 +280,4 @@ func (l *liveLWS) removeWebhooks(ctx context.Context, t *testing.T) {
 			t.Errorf("deleting webhook configuration %s: %v", w, err)
 		}
 	}
-}
-
-// refusals counts what the API server refused the controller (its log).
-func (l *liveLWS) refusals() []string {
-	b, _ := os.ReadFile(l.log)
-	var out []string
-	for _, line := range strings.Split(string(b), "\n") {
-		if strings.Contains(line, "is forbidden") {
-			out = append(out, truncate(line, 300))
-		}
-	}
-	return out
 }
