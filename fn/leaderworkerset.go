@@ -3,7 +3,6 @@ package fn
 import (
 	"fmt"
 	"strconv"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -186,7 +185,7 @@ func renderLeaderWorkerSet(s *resolvedSpec, v *modelVersion, w weights, replicas
 // surge group as unavailable, so it stops no old group until the surge
 // group is ready.
 func groupsMaxUnavailable(v intstr.IntOrString) intstr.IntOrString {
-	if (v.Type == intstr.Int && v.IntVal < 1) || (v.Type == intstr.String && strings.TrimSuffix(v.StrVal, "%") == "0") {
+	if boundIsZero(v) {
 		return intstr.FromInt32(1)
 	}
 	return v

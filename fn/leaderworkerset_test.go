@@ -326,6 +326,7 @@ func TestGroupsMaxUnavailable(t *testing.T) {
 	}{
 		{intstr.FromInt32(0), intstr.FromInt32(1)},
 		{intstr.FromString("0%"), intstr.FromInt32(1)},
+		{intstr.FromString("00%"), intstr.FromInt32(1)},
 		{intstr.FromInt32(1), intstr.FromInt32(1)},
 		{intstr.FromInt32(2), intstr.FromInt32(2)},
 		{intstr.FromString("25%"), intstr.FromString("25%")},

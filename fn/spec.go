@@ -404,14 +404,23 @@ func rolloutBoundZero(field string, v intstr.IntOrString, most int, errs *fieldE
 		if v.IntVal < 0 {
 			errs.add(field, "%d is negative; use a number of servers of 0 or more, or a percentage such as \"25%%\"", v.IntVal)
 		}
-		return v.IntVal == 0
+		return boundIsZero(v)
 	}
 	n, err := strconv.Atoi(strings.TrimSuffix(v.StrVal, "%"))
 	if !strings.HasSuffix(v.StrVal, "%") || err != nil || n < 0 || n > most {
 		errs.add(field, "%q is neither a number of servers nor a percentage from 0%% to %d%%; write e.g. 1 or \"25%%\"", v.StrVal, most)
 		return false
 	}
-	return n == 0
+	return boundIsZero(v)
+}
+
+// boundIsZero reports whether a rollout bound allows nothing: 0, or 0%.
+func boundIsZero(v intstr.IntOrString) bool {
+	if v.Type == intstr.Int {
+		return v.IntVal == 0
+	}
+	n, err := strconv.Atoi(strings.TrimSuffix(v.StrVal, "%"))
+	return strings.HasSuffix(v.StrVal, "%") && err == nil && n == 0
 }
 
 // nameAndNamespace finds the name and namespace of an XR's composed

@@ -15,13 +15,9 @@ import (
 	"testing"
 	"time"
 
-	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/inferno-ai/function-inferno/test/e2e/controlplane"
-	"github.com/inferno-ai/function-inferno/test/e2e/kube"
 )
 
 // kedaModuleDir is the tools module that pins KEDA's operator (v2.17.0,
@@ -86,7 +82,7 @@ func startKEDA(ctx context.Context, t *testing.T) *liveKEDA {
 			t.Fatal(err)
 		}
 	}
-	kedaRBAC(ctx, t, module)
+	controllerIdentity(ctx, t, kedaNamespace, kedaServiceAccount, filepath.Join(module, "config", "rbac", "role.yaml"), "")
 	kubeconfig := serviceAccountKubeconfig(ctx, t, dir, kedaNamespace, kedaServiceAccount)
 
 	// The gRPC metrics service refuses to start without ca.crt, tls.crt
@@ -99,10 +95,11 @@ func startKEDA(ctx context.Context, t *testing.T) *liveKEDA {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, b := range map[string][]byte{"ca.crt": ca.CertPEM, "tls.crt": kp.CertPEM, "tls.key": kp.KeyPEM} {
-		if err := os.WriteFile(filepath.Join(certDir, name), b, 0o600); err != nil {
-			t.Fatal(err)
-		}
+	if _, _, err := kp.WriteFiles(certDir, "tls"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(certDir, "ca.crt"), ca.CertPEM, 0o600); err != nil {
+		t.Fatal(err)
 	}
 
 	probePort := freePort(t)
@@ -122,63 +119,6 @@ func startKEDA(ctx context.Context, t *testing.T) *liveKEDA {
 	}, []string{"WATCH_NAMESPACE=", "KEDA_CLUSTER_OBJECT_NAMESPACE=" + kedaNamespace, "POD_NAMESPACE=" + kedaNamespace})}
 	k.waitReady(ctx, t, "http://127.0.0.1:"+probePort+"/readyz")
 	return k
-}
-
-// kedaRBAC creates the operator's namespace and ServiceAccount and binds it
-// to the module's ClusterRole and Role (config/rbac/role.yaml).
-func kedaRBAC(ctx context.Context, t *testing.T, module string) {
-	t.Helper()
-	c := env.admin.Typed
-	controllerIdentity(ctx, t, kedaNamespace, kedaServiceAccount)
-	objs, err := kube.DecodeYAML(mustRead(t, filepath.Join(module, "config", "rbac", "role.yaml")))
-	if err != nil {
-		t.Fatal(err)
-	}
-	subject := []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: kedaServiceAccount, Namespace: kedaNamespace}}
-	var cleanups []func(context.Context)
-	for _, o := range objs {
-		switch o.GetKind() {
-		case "ClusterRole":
-			var role rbacv1.ClusterRole
-			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, &role); err != nil {
-				t.Fatal(err)
-			}
-			if _, err := c.RbacV1().ClusterRoles().Create(ctx, &role, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-				t.Fatal(err)
-			}
-			b := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: role.Name}, Subjects: subject,
-				RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name}}
-			if _, err := c.RbacV1().ClusterRoleBindings().Create(ctx, b, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-				t.Fatal(err)
-			}
-			cleanups = append(cleanups, func(ctx context.Context) {
-				_ = c.RbacV1().ClusterRoleBindings().Delete(ctx, role.Name, metav1.DeleteOptions{})
-				_ = c.RbacV1().ClusterRoles().Delete(ctx, role.Name, metav1.DeleteOptions{})
-			})
-		case "Role":
-			var role rbacv1.Role
-			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, &role); err != nil {
-				t.Fatal(err)
-			}
-			role.Namespace = kedaNamespace
-			if _, err := c.RbacV1().Roles(kedaNamespace).Create(ctx, &role, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-				t.Fatal(err)
-			}
-			b := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: role.Name, Namespace: kedaNamespace}, Subjects: subject,
-				RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: role.Name}}
-			if _, err := c.RbacV1().RoleBindings(kedaNamespace).Create(ctx, b, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-				t.Fatal(err)
-			}
-		default:
-			t.Fatalf("config/rbac/role.yaml: unexpected %s", o.GetKind())
-		}
-	}
-	t.Cleanup(func() {
-		ctx := context.Background()
-		for _, f := range cleanups {
-			f(ctx)
-		}
-	})
 }
 
 // fakePrometheus answers Prometheus's instant-query API

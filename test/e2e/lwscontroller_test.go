@@ -17,7 +17,6 @@ import (
 	"time"
 
 	admissionv1 "k8s.io/api/admissionregistration/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -31,7 +30,8 @@ import (
 // (bin/lws-controller, built from tools/e2e/lws) run on the host the way its
 // release manifests deploy it, less the Deployment:
 //   - as ServiceAccount lws-system/lws-controller-manager bound to the
-//     module's own ClusterRole (config/rbac/role.yaml), through a token;
+//     module's own ClusterRole (config/rbac/role.yaml), through a token
+//     (controllerIdentity);
 //   - with its four webhooks (config/webhook/manifests.yaml with the
 //     objectSelector patches config/webhook applies to the pod webhooks),
 //     called by the API server at https://127.0.0.1:<port> instead of
@@ -50,10 +50,9 @@ type liveLWS struct {
 const (
 	lwsNamespace      = "lws-system"
 	lwsServiceAccount = "lws-controller-manager"
-	lwsClusterRole    = "lws-manager-role"
-	// lwsWebhookPrefix names the webhook configurations as the release's
-	// kustomization does (namePrefix "lws-").
-	lwsWebhookPrefix = "lws-"
+	// lwsNamePrefix names the ClusterRole and the webhook configurations
+	// as the release's kustomization does (namePrefix "lws-").
+	lwsNamePrefix = "lws-"
 )
 
 // startLWSController starts the controller and waits until its webhooks
@@ -73,7 +72,7 @@ func startLWSController(ctx context.Context, t *testing.T) *liveLWS {
 	}
 
 	// Identity: the module's ClusterRole, nothing more.
-	lwsRBAC(ctx, t, module)
+	controllerIdentity(ctx, t, lwsNamespace, lwsServiceAccount, filepath.Join(module, "config", "rbac", "role.yaml"), lwsNamePrefix)
 	kubeconfig := serviceAccountKubeconfig(ctx, t, dir, lwsNamespace, lwsServiceAccount)
 
 	// Serving certificate for 127.0.0.1, as tls.crt/tls.key (controller-
@@ -86,10 +85,7 @@ func startLWSController(ctx context.Context, t *testing.T) *liveLWS {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(certDir, "tls.crt"), kp.CertPEM, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(certDir, "tls.key"), kp.KeyPEM, 0o600); err != nil {
+	if _, _, err := kp.WriteFiles(certDir, "tls"); err != nil {
 		t.Fatal(err)
 	}
 
@@ -139,46 +135,6 @@ health:
 	})
 	l.installWebhooks(ctx, t, module, "https://127.0.0.1:"+webhookPort, ca.CertPEM)
 	return l
-}
-
-// lwsRBAC creates the controller's namespace and ServiceAccount and binds
-// it to the module's manager ClusterRole (renamed as the release's
-// kustomization prefixes it).
-func lwsRBAC(ctx context.Context, t *testing.T, module string) {
-	t.Helper()
-	c := env.admin.Typed
-	controllerIdentity(ctx, t, lwsNamespace, lwsServiceAccount)
-	var role rbacv1.ClusterRole
-	decodeModuleFile(t, filepath.Join(module, "config", "rbac", "role.yaml"), &role)
-	role.Name = lwsClusterRole
-	if _, err := c.RbacV1().ClusterRoles().Create(ctx, &role, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-		t.Fatal(err)
-	}
-	binding := &rbacv1.ClusterRoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: lwsClusterRole},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: lwsClusterRole},
-		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: lwsServiceAccount, Namespace: lwsNamespace}},
-	}
-	if _, err := c.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx := context.Background()
-		_ = c.RbacV1().ClusterRoleBindings().Delete(ctx, lwsClusterRole, metav1.DeleteOptions{})
-		_ = c.RbacV1().ClusterRoles().Delete(ctx, lwsClusterRole, metav1.DeleteOptions{})
-	})
-}
-
-// decodeModuleFile decodes the one object of a YAML file into out.
-func decodeModuleFile(t *testing.T, path string, out any) {
-	t.Helper()
-	objs, err := kube.DecodeYAML(mustRead(t, path))
-	if err != nil || len(objs) != 1 {
-		t.Fatalf("%s: want one object: %v (%d)", path, err, len(objs))
-	}
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(objs[0].Object, out); err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
 }
 
 // jsonPatchReplace is one operation of config/webhook's patches, which
@@ -236,7 +192,7 @@ func (l *liveLWS) installWebhooks(ctx context.Context, t *testing.T, module, bas
 			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, &w); err != nil {
 				t.Fatal(err)
 			}
-			w.Name = lwsWebhookPrefix + w.Name
+			w.Name = lwsNamePrefix + w.Name
 			for i := range w.Webhooks {
 				point(&w.Webhooks[i].ClientConfig)
 			}
@@ -250,7 +206,7 @@ func (l *liveLWS) installWebhooks(ctx context.Context, t *testing.T, module, bas
 			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, &w); err != nil {
 				t.Fatal(err)
 			}
-			w.Name = lwsWebhookPrefix + w.Name
+			w.Name = lwsNamePrefix + w.Name
 			for i := range w.Webhooks {
 				point(&w.Webhooks[i].ClientConfig)
 			}

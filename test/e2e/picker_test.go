@@ -9,7 +9,6 @@ import (
 	"io"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -32,10 +31,7 @@ import (
 // Role lets it. The rendered pod itself lands on kwok, where the scenario's
 // Composition places the claim's pods, so its container is fake: the host
 // process stands in for that container.
-type livePicker struct {
-	cmd *exec.Cmd
-	log string
-}
+type livePicker struct{ *hostController }
 
 // startLivePicker starts the picker of claim name in ns; nil (and a note)
 // when bin/epp is not built.
@@ -71,23 +67,8 @@ func startLivePicker(ctx context.Context, t *testing.T, ns, name string) *livePi
 			args[i+1] = v
 		}
 	}
-	lp := &livePicker{log: filepath.Join(dir, "epp.log")}
-	logf, err := os.Create(lp.log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lp.cmd = exec.Command(bin, args...)
-	lp.cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig, "NAMESPACE="+ns, "POD_NAME="+picker+"-host")
-	lp.cmd.Stdout, lp.cmd.Stderr = logf, logf
-	if err := lp.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = lp.cmd.Process.Kill()
-		_, _ = lp.cmd.Process.Wait()
-		logf.Close()
-	})
-	return lp
+	return &livePicker{startHostController(t, "epp-"+ns+"-"+name, bin, args,
+		[]string{"KUBECONFIG=" + kubeconfig, "NAMESPACE=" + ns, "POD_NAME=" + picker + "-host"})}
 }
 
 // waitPodsAdded waits until the picker's log says it added every pod of
@@ -101,8 +82,10 @@ func (lp *livePicker) waitPodsAdded(ctx context.Context, t *testing.T, claim str
 	t.Helper()
 	var added map[string]bool
 	err := kube.Eventually(ctx, 2*time.Minute, 500*time.Millisecond, fmt.Sprintf("the live picker adds the pool's servers %v", want), func(ctx context.Context) (bool, string, error) {
-		if lp.cmd.ProcessState != nil {
+		select {
+		case <-lp.exited:
 			return false, "", fmt.Errorf("the picker exited: %s; see %s", lp.cmd.ProcessState, lp.log)
+		default:
 		}
 		b, err := os.ReadFile(lp.log)
 		if err != nil {
