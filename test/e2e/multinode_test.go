@@ -222,9 +222,9 @@ func (s *infernoSuite) multiNode(t *testing.T) {
 	if low != 0 || most != 1 {
 		t.Errorf("one group rolled with at least %d serving and at most %d groups: LWS surged after all; docs/multi-node.md and the function's single-group warning say it does not", low, most)
 	}
-	// The seconds here are mostly Crossplane's: the steps before change
-	// the LWS status often enough to open its XR circuit breaker, and the
-	// composite then moves on its 1-minute poll (docs/testing.md).
+	// The three times apart: the steps before change the LWS status often
+	// enough to open Crossplane's XR circuit breaker, and the composite
+	// then moves on its 1-minute poll (docs/testing.md).
 	sc.note("one group (cpu 30 → 31): claim change → new template %.1fs → group replaced in place %.1fs → claim Serving %.1fs; %d serving at the lowest, at most %d group (%d events): no surge, as documented", templated.Seconds(), replaced.Seconds(), time.Since(at).Seconds(), low, most, seen)
 
 	// 5. Refused: autoscaling groups.
