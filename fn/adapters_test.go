@@ -8,12 +8,15 @@ import (
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/google/go-cmp/cmp"
+	"github.com/inferno-ai/function-inferno/apis/inference/v1alpha1"
+	"github.com/inferno-ai/function-inferno/input/v1beta1"
+	"github.com/inferno-ai/function-inferno/internal/plan"
+	"github.com/inferno-ai/function-inferno/internal/reason"
+	"github.com/inferno-ai/function-inferno/internal/render"
+	"github.com/inferno-ai/function-inferno/internal/resolve"
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-
-	"github.com/inferno-ai/function-inferno/apis/inference/v1alpha1"
-	"github.com/inferno-ai/function-inferno/input/v1beta1"
 )
 
 const (
@@ -22,7 +25,8 @@ const (
 	loraLegalURI   = "hf://acme/legal-lora"
 )
 
-func loraXR(t testing.TB) map[string]any      { return readYAML(t, "../examples/lora/xr.yaml") }
+func loraXR(t testing.TB) map[string]any { return readYAML(t, "../examples/lora/xr.yaml") }
+
 func loraAddedXR(t testing.TB) map[string]any { return readYAML(t, "../examples/lora/added.yaml") }
 
 // loraStages are the states of examples/lora/xr.yaml that the goldens and
@@ -85,11 +89,11 @@ func adapterJobs(t testing.TB, rsp *fnv1.RunFunctionResponse) map[string]*batchv
 	t.Helper()
 	out := map[string]*batchv1.Job{}
 	for _, n := range desiredNames(rsp) {
-		if !strings.HasPrefix(n, resourceJobPrefix) {
+		if !strings.HasPrefix(n, render.ResourceJobPrefix) {
 			continue
 		}
 		j := desiredObject[batchv1.Job](t, rsp, n)
-		if a := j.Labels[labelAdapter]; a != "" {
+		if a := j.Labels[render.LabelAdapter]; a != "" {
 			out[a] = j
 		}
 	}
@@ -115,7 +119,7 @@ func TestAdapterLifecycle(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			rsp, _ := settle(t, loraXR(t), in, tc.world, nil)
-			_, has := rsp.GetDesired().GetResources()[resourceDeployment]
+			_, has := rsp.GetDesired().GetResources()[render.ResourceDeployment]
 			if has != tc.servers {
 				t.Errorf("Deployment returned: %v, want %v (%v)", has, tc.servers, desiredNames(rsp))
 			}
@@ -125,7 +129,7 @@ func TestAdapterLifecycle(t *testing.T) {
 			if diff := cmp.Diff(tc.adapters, adapterPhases(t, rsp)); diff != "" {
 				t.Errorf("status.adapters (-want +got):\n%s", diff)
 			}
-			if got := conditionReason(rsp, conditionAdaptersReady); got != tc.adaptersWhy {
+			if got := conditionReason(rsp, reason.ConditionAdaptersReady); got != tc.adaptersWhy {
 				t.Errorf("AdaptersReady reason %q, want %q", got, tc.adaptersWhy)
 			}
 			if got := len(adapterJobs(t, rsp)); got != 2 {
@@ -143,15 +147,15 @@ func TestAdapterLifecycle(t *testing.T) {
 // spec.model's for the same source, a name distinct from the base's.
 func TestAdapterServers(t *testing.T) {
 	rsp, _ := settle(t, loraXR(t), compositionInput(t), world{}, nil)
-	d := desiredObject[appsv1.Deployment](t, rsp, resourceDeployment)
+	d := desiredObject[appsv1.Deployment](t, rsp, render.ResourceDeployment)
 	jobs := adapterJobs(t, rsp)
 	hash := func(name string) string {
 		for _, e := range jobs[name].Spec.Template.Spec.Containers[0].Env {
-			if e.Name == envTargetDir {
-				return strings.TrimPrefix(e.Value, mountCache+"/"+adaptersDir+"/")
+			if e.Name == render.EnvTargetDir {
+				return strings.TrimPrefix(e.Value, render.MountCache+"/"+resolve.AdaptersDir+"/")
 			}
 		}
-		t.Fatalf("adapter %s's Job has no %s", name, envTargetDir)
+		t.Fatalf("adapter %s's Job has no %s", name, render.EnvTargetDir)
 		return ""
 	}
 	sql, support := hash("sql"), hash("support")
@@ -167,20 +171,20 @@ func TestAdapterServers(t *testing.T) {
 	if got := envOf(d, v1beta1.EnvMaxLoras) + "/" + envOf(d, v1beta1.EnvMaxLoraRank); got != "2/32" {
 		t.Errorf("MAX_LORAS/MAX_LORA_RANK %s, want 2/32 (spec.lora)", got)
 	}
-	mount := corev1.VolumeMount{Name: volumeAdapters, MountPath: mountAdapters, SubPath: adaptersDir, ReadOnly: true}
+	mount := corev1.VolumeMount{Name: resolve.VolumeAdapters, MountPath: resolve.MountAdapters, SubPath: resolve.AdaptersDir, ReadOnly: true}
 	if !slices.Contains(c.VolumeMounts, mount) {
 		t.Errorf("the server does not mount %+v: %+v", mount, c.VolumeMounts)
 	}
 	var vol *corev1.Volume
 	for i := range d.Spec.Template.Spec.Volumes {
-		if v := &d.Spec.Template.Spec.Volumes[i]; v.Name == volumeAdapters {
+		if v := &d.Spec.Template.Spec.Volumes[i]; v.Name == resolve.VolumeAdapters {
 			vol = v
 		}
 	}
 	if vol == nil || vol.PersistentVolumeClaim == nil || vol.PersistentVolumeClaim.ClaimName != "llama-weights" || !vol.PersistentVolumeClaim.ReadOnly {
 		t.Errorf("adapters volume %+v, want the cache volume llama-weights read-only", vol)
 	}
-	if got, want := d.Spec.Template.Annotations[annotationAdapters], "sql="+sql+",support="+support; got != want {
+	if got, want := d.Spec.Template.Annotations[render.AnnotationAdapters], "sql="+sql+",support="+support; got != want {
 		t.Errorf("annotation %q, want %q", got, want)
 	}
 	if ru := d.Spec.Strategy.RollingUpdate; ru == nil || ru.MaxUnavailable.IntValue() != 0 {
@@ -203,7 +207,7 @@ func TestAdapterServers(t *testing.T) {
 	}
 	names := map[string]bool{}
 	for _, n := range desiredNames(rsp) {
-		if strings.HasPrefix(n, resourceJobPrefix) {
+		if strings.HasPrefix(n, render.ResourceJobPrefix) {
 			j := desiredObject[batchv1.Job](t, rsp, n)
 			if names[j.Name] {
 				t.Errorf("two Jobs named %s", j.Name)
@@ -231,7 +235,7 @@ func TestAdapterChanges(t *testing.T) {
 	in := compositionInput(t)
 	_, serving := settle(t, loraXR(t), in, world{}, nil)
 	template := func(rsp *fnv1.RunFunctionResponse) corev1.PodTemplateSpec {
-		return desiredObject[appsv1.Deployment](t, rsp, resourceDeployment).Spec.Template
+		return desiredObject[appsv1.Deployment](t, rsp, render.ResourceDeployment).Spec.Template
 	}
 	before := template(run(t, newRequest(t, loraXR(t), in, serving...)))
 	adapters := func(xr map[string]any) []any { return xr["spec"].(map[string]any)["adapters"].([]any) }
@@ -250,7 +254,7 @@ func TestAdapterChanges(t *testing.T) {
 	})
 	t.Run("AddedPulled", func(t *testing.T) {
 		rsp, _ := settle(t, loraAddedXR(t), in, world{}, serving)
-		if got := template(rsp).Annotations[annotationAdapters]; !strings.HasPrefix(got, "legal=") {
+		if got := template(rsp).Annotations[render.AnnotationAdapters]; !strings.HasPrefix(got, "legal=") {
 			t.Errorf("annotation %q, want legal first (sorted by name)", got)
 		}
 		if diff := cmp.Diff(map[string]string{"legal": "Serving", "sql": "Serving", "support": "Serving"}, adapterPhases(t, rsp)); diff != "" {
@@ -265,7 +269,7 @@ func TestAdapterChanges(t *testing.T) {
 		if got := statusPhase(rsp); got != "Degraded" {
 			t.Errorf("phase %q, want Degraded", got)
 		}
-		if got := conditionReason(rsp, conditionAdaptersReady); got != "AdapterPullFailed" {
+		if got := conditionReason(rsp, reason.ConditionAdaptersReady); got != "AdapterPullFailed" {
 			t.Errorf("AdaptersReady %q, want AdapterPullFailed", got)
 		}
 	})
@@ -294,7 +298,7 @@ func TestAdapterChanges(t *testing.T) {
 		xr["spec"].(map[string]any)["adapters"] = adapters(xr)[:1]
 		rsp := run(t, newRequest(t, xr, in, serving...))
 		tm := template(rsp)
-		if got := tm.Annotations[annotationAdapters]; strings.Contains(got, "support") {
+		if got := tm.Annotations[render.AnnotationAdapters]; strings.Contains(got, "support") {
 			t.Errorf("annotation %q still names the removed adapter", got)
 		}
 		if got := len(adapterJobs(t, rsp)); got != 1 {
@@ -307,7 +311,7 @@ func TestAdapterChanges(t *testing.T) {
 		delete(xr["spec"].(map[string]any), "lora")
 		rsp := run(t, newRequest(t, xr, in, serving...))
 		tm := template(rsp)
-		if _, ok := tm.Annotations[annotationAdapters]; ok || slices.Contains(tm.Spec.Containers[0].Args, "--enable-lora") {
+		if _, ok := tm.Annotations[render.AnnotationAdapters]; ok || slices.Contains(tm.Spec.Containers[0].Args, "--enable-lora") {
 			t.Errorf("servers without adapters still serve them: %v %v", tm.Annotations, tm.Spec.Containers[0].Args)
 		}
 		if st := rsp.GetDesired().GetComposite().GetResource().AsMap()["status"].(map[string]any); st["adapters"] != nil {
@@ -318,7 +322,7 @@ func TestAdapterChanges(t *testing.T) {
 
 // TestAdapterArgs: the two command-line forms of an adapter preset.
 func TestAdapterArgs(t *testing.T) {
-	list := []servedAdapter{{Name: "a", Hash: "11"}, {Name: "b", Hash: "22"}}
+	list := []render.ServedAdapter{{Name: "a", Hash: "11"}, {Name: "b", Hash: "22"}}
 	cases := map[string]struct {
 		preset *v1beta1.AdapterPreset
 		want   []string
@@ -329,7 +333,7 @@ func TestAdapterArgs(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			if diff := cmp.Diff(tc.want, adapterArgs(tc.preset, list)); diff != "" {
+			if diff := cmp.Diff(tc.want, render.AdapterArgs(tc.preset, list)); diff != "" {
 				t.Errorf("(-want +got):\n%s", diff)
 			}
 		})
@@ -338,27 +342,27 @@ func TestAdapterArgs(t *testing.T) {
 
 // TestServedAdapters: which adapters a server's template lists.
 func TestServedAdapters(t *testing.T) {
-	ap := func(name, hash string, st jobState) adapterPlan {
-		return adapterPlan{adapter: adapter{Name: name, Model: model{Hash: hash}}, pull: st}
+	ap := func(name, hash string, st render.JobState) plan.Adapter {
+		return plan.Adapter{Adapter: resolve.Adapter{Name: name, Model: resolve.Model{Hash: hash}}, Pull: st}
 	}
 	cases := map[string]struct {
-		aps  []adapterPlan
-		was  []servedAdapter
-		want []servedAdapter
+		aps  []plan.Adapter
+		was  []render.ServedAdapter
+		want []render.ServedAdapter
 	}{
-		"Pulled":            {aps: []adapterPlan{ap("b", "2", jobComplete), ap("a", "1", jobComplete)}, want: []servedAdapter{{"a", "1"}, {"b", "2"}}},
-		"NotYetPulled":      {aps: []adapterPlan{ap("a", "1", jobComplete), ap("b", "2", jobRunning)}, want: []servedAdapter{{"a", "1"}}},
-		"NewRevisionFailed": {aps: []adapterPlan{ap("a", "9", jobFailed)}, was: []servedAdapter{{"a", "1"}}, want: []servedAdapter{{"a", "1"}}},
-		"Removed":           {aps: []adapterPlan{ap("a", "1", jobComplete)}, was: []servedAdapter{{"a", "1"}, {"b", "2"}}, want: []servedAdapter{{"a", "1"}}},
+		"Pulled":            {aps: []plan.Adapter{ap("b", "2", render.JobComplete), ap("a", "1", render.JobComplete)}, want: []render.ServedAdapter{{Name: "a", Hash: "1"}, {Name: "b", Hash: "2"}}},
+		"NotYetPulled":      {aps: []plan.Adapter{ap("a", "1", render.JobComplete), ap("b", "2", render.JobRunning)}, want: []render.ServedAdapter{{Name: "a", Hash: "1"}}},
+		"NewRevisionFailed": {aps: []plan.Adapter{ap("a", "9", render.JobFailed)}, was: []render.ServedAdapter{{Name: "a", Hash: "1"}}, want: []render.ServedAdapter{{Name: "a", Hash: "1"}}},
+		"Removed":           {aps: []plan.Adapter{ap("a", "1", render.JobComplete)}, was: []render.ServedAdapter{{Name: "a", Hash: "1"}, {Name: "b", Hash: "2"}}, want: []render.ServedAdapter{{Name: "a", Hash: "1"}}},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			if diff := cmp.Diff(tc.want, servedAdapters(tc.aps, tc.was)); diff != "" {
+			if diff := cmp.Diff(tc.want, plan.ServedAdapters(tc.aps, tc.was)); diff != "" {
 				t.Errorf("(-want +got):\n%s", diff)
 			}
 		})
 	}
-	if got := parseAdaptersAnnotation(adaptersAnnotation([]servedAdapter{{"a", "1"}, {"b", "2"}})); !cmp.Equal(got, []servedAdapter{{"a", "1"}, {"b", "2"}}) {
+	if got := render.ParseAdaptersAnnotation(render.AdaptersAnnotation([]render.ServedAdapter{{Name: "a", Hash: "1"}, {Name: "b", Hash: "2"}})); !cmp.Equal(got, []render.ServedAdapter{{Name: "a", Hash: "1"}, {Name: "b", Hash: "2"}}) {
 		t.Errorf("annotation round trip: %v", got)
 	}
 }
@@ -370,7 +374,7 @@ func TestAdaptersOnFake(t *testing.T) {
 	setPath(xr, "fake", "spec", "model", "framework")
 	setPath(xr, []any{map[string]any{"name": "tiny", "uri": "http://origin.internal/tiny-adapter.json"}}, "spec", "adapters")
 	rsp, _ := settle(t, xr, nil, world{}, nil)
-	d := desiredObject[appsv1.Deployment](t, rsp, resourceDeployment)
+	d := desiredObject[appsv1.Deployment](t, rsp, render.ResourceDeployment)
 	args := d.Spec.Template.Spec.Containers[0].Args
 	i := slices.Index(args, "--adapter")
 	if i < 0 || i+1 >= len(args) || !strings.HasPrefix(args[i+1], "tiny=/adapters/") {
@@ -393,18 +397,18 @@ func TestAdaptersBesideMountedWeights(t *testing.T) {
 		t.Fatal(msg)
 	}
 	names := desiredNames(fresh)
-	if !slices.Contains(names, resourcePVC) || slices.Contains(names, resourceDeployment) {
+	if !slices.Contains(names, render.ResourcePVC) || slices.Contains(names, render.ResourceDeployment) {
 		t.Errorf("fresh: %v, want the cache volume and no servers before the adapter is pulled", names)
 	}
 	rsp, _ := settle(t, xr, nil, world{}, nil)
-	d := desiredObject[appsv1.Deployment](t, rsp, resourceDeployment)
+	d := desiredObject[appsv1.Deployment](t, rsp, render.ResourceDeployment)
 	claims := map[string]string{}
 	for _, v := range d.Spec.Template.Spec.Volumes {
 		if v.PersistentVolumeClaim != nil {
 			claims[v.Name] = v.PersistentVolumeClaim.ClaimName
 		}
 	}
-	if diff := cmp.Diff(map[string]string{volumeWeights: "shared-models", volumeAdapters: "llama-weights"}, claims); diff != "" {
+	if diff := cmp.Diff(map[string]string{render.VolumeWeights: "shared-models", resolve.VolumeAdapters: "llama-weights"}, claims); diff != "" {
 		t.Errorf("volumes (-want +got):\n%s", diff)
 	}
 }

@@ -7,6 +7,10 @@ import (
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/google/go-cmp/cmp"
+	"github.com/inferno-ai/function-inferno/internal/observe"
+	"github.com/inferno-ai/function-inferno/internal/reason"
+	"github.com/inferno-ai/function-inferno/internal/render"
+	"github.com/inferno-ai/function-inferno/internal/resolve"
 	"google.golang.org/protobuf/proto"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 )
@@ -55,7 +59,7 @@ func TestBadInput(t *testing.T) {
 		}
 		return map[string]any{"builtinPresets": false, "runtimes": map[string]any{"vllm": rt}, "pullers": map[string]any{"hf": p}}
 	}
-	long := "l" + strings.Repeat("o", maxNameLength) // maxNameLength+1 characters
+	long := "l" + strings.Repeat("o", resolve.MaxNameLength) // maxNameLength+1 characters
 	// adapters sets spec.adapters to entries; ad is one of them.
 	adapters := func(entries ...map[string]any) func(map[string]any) {
 		return func(xr map[string]any) {
@@ -218,9 +222,9 @@ func TestBadInput(t *testing.T) {
 		"InputPortNegative": {input: map[string]any{"runtimes": map[string]any{"vllm": map[string]any{"port": -1}}}, field: "input.runtimes.vllm.port", fix: "use a port from 1 to 65535"},
 
 		// Names and namespaces.
-		"NameTooLongAfterSuffix": {xr: set(long, "metadata", "labels", labelClaimName), field: "metadata.name", fix: "use at most 49"},
-		"NameLeadingDigit":       {xr: set("3llama", "metadata", "labels", labelClaimName), field: "metadata.name", fix: "rename the InferenceService"},
-		"NameWithDot":            {xr: set("llama.v2", "metadata", "labels", labelClaimName), field: "metadata.name", fix: "rename the InferenceService"},
+		"NameTooLongAfterSuffix": {xr: set(long, "metadata", "labels", resolve.LabelClaimName), field: "metadata.name", fix: "use at most 49"},
+		"NameLeadingDigit":       {xr: set("3llama", "metadata", "labels", resolve.LabelClaimName), field: "metadata.name", fix: "rename the InferenceService"},
+		"NameWithDot":            {xr: set("llama.v2", "metadata", "labels", resolve.LabelClaimName), field: "metadata.name", fix: "rename the InferenceService"},
 		"NoClaimNoNamespace": {
 			xr:    func(xr map[string]any) { xr["metadata"] = map[string]any{"name": "llama-abcde"} },
 			field: "metadata.labels", fix: "set input.namespace in the Composition",
@@ -306,13 +310,13 @@ func TestBadInput(t *testing.T) {
 		"InputBadHostEntry":                {input: map[string]any{"policy": map[string]any{"allowedURIHosts": []any{"models.internal"}}}, field: "input.policy.allowedURIHosts", fix: "e.g. hf://meta-llama"},
 		// Names another owner already has (names.go).
 		"NameTakenByCanary": {
-			xr:    set("llama-2", "metadata", "labels", labelClaimName),
-			taken: map[string]map[string]any{"llama-2": takenService("llama-2", "llama", "2", componentCanary)},
+			xr:    set("llama-2", "metadata", "labels", resolve.LabelClaimName),
+			taken: map[string]map[string]any{"llama-2": takenService("llama-2", "llama", "2", resolve.ComponentCanary)},
 			field: "metadata.name", fix: `which InferenceService llama (for its version "2") already has`,
 		},
 		"VersionTakenByClaim": {
 			xr:    traffic(tv("1", 90, ""), tv("2", 10, "hf://org/v2")),
-			taken: map[string]map[string]any{"llama-2": takenService("llama-2", "llama-2", "1", componentServer)},
+			taken: map[string]map[string]any{"llama-2": takenService("llama-2", "llama-2", "1", resolve.ComponentServer)},
 			field: "spec.traffic[1].version", fix: "which InferenceService llama-2 already has",
 		},
 		// Models larger than one node (multinode.go).
@@ -530,7 +534,7 @@ func TestBadModelCache(t *testing.T) {
 		"BadRevision":       {edit: func(x map[string]any) { setPath(x, []any{"../x"}, "spec", "revisions") }, field: "spec.revisions[0]", fix: "use a branch, tag, commit"},
 		"BadSecret":         {edit: func(x map[string]any) { setPath(x, map[string]any{"name": "HF_X"}, "spec", "credentialsSecretRef") }, field: "spec.credentialsSecretRef.name", fix: "lower case alphanumeric"},
 		"BadAccessMode":     {edit: func(x map[string]any) { setPath(x, "ReadOnlyMany", "spec", "storage", "accessMode") }, field: "spec.storage.accessMode", fix: "use ReadWriteOnce or ReadWriteMany"},
-		"NameLeadingDigit":  {edit: func(x map[string]any) { setPath(x, "1llama", "metadata", "labels", labelClaimName) }, field: "metadata.name", fix: "rename the ModelCache"},
+		"NameLeadingDigit":  {edit: func(x map[string]any) { setPath(x, "1llama", "metadata", "labels", resolve.LabelClaimName) }, field: "metadata.name", fix: "rename the ModelCache"},
 		"PlainHTTPCredentials": {edit: func(x map[string]any) {
 			setPath(x, "http://mirror.internal/llama.gguf", "spec", "uri")
 			setPath(x, map[string]any{"name": "mirror"}, "spec", "credentialsSecretRef")
@@ -559,7 +563,7 @@ func spoofedNamespaced(xr map[string]any) map[string]any {
 	xr["kind"] = "InferenceService"
 	xr["metadata"] = map[string]any{
 		"name": "innocent", "namespace": "team-a",
-		"labels": map[string]any{labelClaimName: "llama", labelClaimNamespace: "team-b"},
+		"labels": map[string]any{resolve.LabelClaimName: "llama", resolve.LabelClaimNamespace: "team-b"},
 	}
 	delete(xr["spec"].(map[string]any), "claimRef")
 	delete(xr["spec"].(map[string]any), "compositionRef")
@@ -591,7 +595,7 @@ func TestBadInputSpoofedClaimLabels(t *testing.T) {
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("namespace and name of every composed object (-want +got):\n%s", diff)
 		}
-		route := desiredObject[gatewayv1.HTTPRoute](t, rsp, resourceRoute)
+		route := desiredObject[gatewayv1.HTTPRoute](t, rsp, render.ResourceRoute)
 		st := statusOf(rsp)
 		type identity struct{ Hostnames, URL, RouteURL string }
 		wantID := identity{Hostnames: "innocent.team-a.models.example.com", URL: "http://innocent.team-a.svc.cluster.local:80", RouteURL: "http://innocent.team-a.models.example.com"}
@@ -611,11 +615,11 @@ func TestBadInputSpoofedClaimLabels(t *testing.T) {
 		xr := spoofedNamespaced(readYAML(t, onCacheXRPath))
 		rsp := run(t, newRequest(t, xr, nil))
 		want := &fnv1.ResourceSelector{ApiVersion: "inference.inferno.io/v1alpha1", Kind: "ModelCache", Match: &fnv1.ResourceSelector_MatchName{MatchName: "llama-3-1-8b"}, Namespace: proto.String("team-a")}
-		if got := rsp.GetRequirements().GetResources()[requirementCache]; !proto.Equal(got, want) {
+		if got := rsp.GetRequirements().GetResources()[observe.RequirementCache]; !proto.Equal(got, want) {
 			t.Errorf("ModelCache requirement %v, want %v", got, want)
 		}
 		missing := run(t, withRequired(t, newRequest(t, xr, nil)))
-		if msg := conditionMessage(missing, conditionWeightsReady); !strings.Contains(msg, "in namespace team-a") {
+		if msg := conditionMessage(missing, reason.ConditionWeightsReady); !strings.Contains(msg, "in namespace team-a") {
 			t.Errorf("WeightsReady message %q does not look in team-a", msg)
 		}
 	})

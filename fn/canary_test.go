@@ -9,6 +9,9 @@ import (
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/google/go-cmp/cmp"
+	"github.com/inferno-ai/function-inferno/internal/reason"
+	"github.com/inferno-ai/function-inferno/internal/render"
+	"github.com/inferno-ai/function-inferno/internal/resolve"
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	batchv1 "k8s.io/api/batch/v1"
@@ -83,7 +86,7 @@ func observeAll(t testing.TB, rsp *fnv1.RunFunctionResponse, w world) []observed
 		case "PersistentVolumeClaim":
 			status = boundPVC()
 		case "Job":
-			uri, _ := nested(obj, "metadata", "annotations", annotationModelURI)
+			uri, _ := nested(obj, "metadata", "annotations", resolve.AnnotationModelURI)
 			switch {
 			case w.FailPull[uri.(string)]:
 				status = jobFailedStatus()
@@ -251,7 +254,7 @@ func TestCanaryObjects(t *testing.T) {
 	want := []string{"deployment", "deployment-2", "pull-job-*", "pull-job-*", "service", "service-1", "service-2", "weights-pvc"}
 	var got []string
 	for _, n := range desiredNames(rsp) {
-		if strings.HasPrefix(n, resourceJobPrefix) {
+		if strings.HasPrefix(n, render.ResourceJobPrefix) {
 			n = "pull-job-*"
 		}
 		got = append(got, n)
@@ -275,10 +278,10 @@ func TestCanaryObjects(t *testing.T) {
 	if *primary.Spec.Replicas != 3 || *canary.Spec.Replicas != 1 {
 		t.Errorf("replicas %d/%d, want 3/1", *primary.Spec.Replicas, *canary.Spec.Replicas)
 	}
-	if got := envOf(canary, envModelVersion); got != "2" {
+	if got := envOf(canary, resolve.EnvModelVersion); got != "2" {
 		t.Errorf("canary MODEL_VERSION %q, want 2", got)
 	}
-	if got := envOf(canary, envModelName); got != "llama" {
+	if got := envOf(canary, resolve.EnvModelName); got != "llama" {
 		t.Errorf("canary MODEL_NAME %q, want the claim's name llama: clients ask every version for the same model", got)
 	}
 	if w, _ := weightsOf(canary); w.SubPath == "" || w.SubPath == mustWeights(t, primary).SubPath {
@@ -299,7 +302,7 @@ func TestCanaryObjects(t *testing.T) {
 		"canary":  canary.Spec.Template.Labels,
 	}
 	for _, n := range desiredNames(rsp) {
-		if strings.HasPrefix(n, resourceJobPrefix) {
+		if strings.HasPrefix(n, render.ResourceJobPrefix) {
 			pods["puller "+n] = desiredObject[batchv1.Job](t, rsp, n).Spec.Template.Labels
 		}
 	}
@@ -331,7 +334,7 @@ func envOf(d *appsv1.Deployment, name string) string {
 	return ""
 }
 
-func mustWeights(t testing.TB, d *appsv1.Deployment) weights {
+func mustWeights(t testing.TB, d *appsv1.Deployment) render.Weights {
 	t.Helper()
 	w, ok := weightsOf(d)
 	if !ok {
@@ -351,9 +354,9 @@ func TestCanaryLeavesThePrimaryAlone(t *testing.T) {
 	before, obs := settle(t, plain, nil, world{}, nil)
 	withCanary, obs2 := settle(t, canaryXR(t), nil, world{}, obs)
 	after, _ := settle(t, plain, nil, world{}, obs2)
-	d0 := desiredObject[appsv1.Deployment](t, before, resourceDeployment)
+	d0 := desiredObject[appsv1.Deployment](t, before, render.ResourceDeployment)
 	for name, rsp := range map[string]*fnv1.RunFunctionResponse{"with the canary": withCanary, "after removing it": after} {
-		d := desiredObject[appsv1.Deployment](t, rsp, resourceDeployment)
+		d := desiredObject[appsv1.Deployment](t, rsp, render.ResourceDeployment)
 		if diff := cmp.Diff(d0.Spec.Template, d.Spec.Template); diff != "" {
 			t.Errorf("the primary's pod template changed %s (-before +after):\n%s", name, diff)
 		}
@@ -361,16 +364,16 @@ func TestCanaryLeavesThePrimaryAlone(t *testing.T) {
 			t.Errorf("the primary's selector changed %s (-before +after):\n%s", name, diff)
 		}
 	}
-	if got := *desiredObject[appsv1.Deployment](t, withCanary, resourceDeployment).Spec.Replicas; got != 3 {
+	if got := *desiredObject[appsv1.Deployment](t, withCanary, render.ResourceDeployment).Spec.Replicas; got != 3 {
 		t.Errorf("the primary runs %d servers beside the canary, want 3 of replicas.min 4", got)
 	}
-	if diff := cmp.Diff(desiredMap(t, before, resourceDeployment), desiredMap(t, after, resourceDeployment)); diff != "" {
+	if diff := cmp.Diff(desiredMap(t, before, render.ResourceDeployment), desiredMap(t, after, render.ResourceDeployment)); diff != "" {
 		t.Errorf("the primary's Deployment differs after the canary left (-before +after):\n%s", diff)
 	}
 	if _, ok := after.GetDesired().GetResources()["deployment-2"]; ok {
 		t.Error("the canary's Deployment is still returned after the canary was removed")
 	}
-	if diff := cmp.Diff(desiredMap(t, before, resourceService), desiredMap(t, after, resourceService)); diff != "" {
+	if diff := cmp.Diff(desiredMap(t, before, render.ResourceService), desiredMap(t, after, render.ResourceService)); diff != "" {
 		t.Errorf("the Service llama differs after the canary left (-before +after):\n%s", diff)
 	}
 }
@@ -383,7 +386,7 @@ func TestCanaryPromotion(t *testing.T) {
 	serving, obs := settle(t, canaryXR(t), nil, world{}, nil)
 	canaryJob := ""
 	for _, n := range desiredNames(serving) {
-		if strings.HasPrefix(n, resourceJobPrefix) && desiredMap(t, serving, n)["metadata"].(map[string]any)["annotations"].(map[string]any)[annotationModelURI] == canaryV2URI {
+		if strings.HasPrefix(n, render.ResourceJobPrefix) && desiredMap(t, serving, n)["metadata"].(map[string]any)["annotations"].(map[string]any)[resolve.AnnotationModelURI] == canaryV2URI {
 			canaryJob = n
 		}
 	}
@@ -414,7 +417,7 @@ func TestCanaryPromotion(t *testing.T) {
 	}
 	var jobs []string
 	for _, n := range names {
-		if strings.HasPrefix(n, resourceJobPrefix) {
+		if strings.HasPrefix(n, render.ResourceJobPrefix) {
 			jobs = append(jobs, n)
 		}
 	}
@@ -424,7 +427,7 @@ func TestCanaryPromotion(t *testing.T) {
 	if readiness(rsp, canaryJob) != fnv1.Ready_READY_TRUE {
 		t.Errorf("the promoted version's pull Job %s is not ready", canaryJob)
 	}
-	d := desiredObject[appsv1.Deployment](t, rsp, resourceDeployment)
+	d := desiredObject[appsv1.Deployment](t, rsp, render.ResourceDeployment)
 	if d.Name != "llama" {
 		t.Errorf("primary Deployment %q, want llama", d.Name)
 	}
@@ -447,7 +450,7 @@ func TestCanaryPromotion(t *testing.T) {
 	// primary's old servers of version 1, which still run until the
 	// rollout replaced them.
 	svc := desiredObject[corev1.Service](t, rsp, "service-2")
-	oldPrimary := desiredObject[appsv1.Deployment](t, serving, resourceDeployment).Spec.Template.Labels
+	oldPrimary := desiredObject[appsv1.Deployment](t, serving, render.ResourceDeployment).Spec.Template.Labels
 	warmCanary := desiredObject[appsv1.Deployment](t, serving, "deployment-2").Spec.Template.Labels
 	for pod, tc := range map[string]struct {
 		labels map[string]string
@@ -539,12 +542,12 @@ func TestCanaryStatus(t *testing.T) {
 			}
 			var split *cond
 			for _, c := range conditionsOf(rsp) {
-				if c.Type == conditionTrafficSplit {
+				if c.Type == reason.ConditionTrafficSplit {
 					split = &c
 				}
 			}
 			if split == nil || split.Reason != tc.reason {
-				t.Errorf("TrafficSplit condition %+v, want reason %s (%s)", split, tc.reason, conditionMessage(rsp, conditionTrafficSplit))
+				t.Errorf("TrafficSplit condition %+v, want reason %s (%s)", split, tc.reason, conditionMessage(rsp, reason.ConditionTrafficSplit))
 			}
 			var got []version
 			list, _ := st["traffic"].([]any)
@@ -574,20 +577,20 @@ func TestCanaryRoute(t *testing.T) {
 	in := gatewayInput(t)
 	for name, tc := range map[string]struct {
 		world world
-		want  []routeBackend
+		want  []render.RouteBackend
 		ready fnv1.Ready
 	}{
-		"CanaryReady":    {world: world{RouteState: "accepted"}, want: []routeBackend{{"llama-1", 90}, {"llama-2", 10}}, ready: fnv1.Ready_READY_TRUE},
-		"CanaryNotReady": {world: world{RouteState: "accepted", NotReady: map[string]bool{"llama-2": true}}, want: []routeBackend{{"llama-1", 100}, {"llama-2", 0}}, ready: fnv1.Ready_READY_TRUE},
+		"CanaryReady":    {world: world{RouteState: "accepted"}, want: []render.RouteBackend{{Service: "llama-1", Weight: 90}, {Service: "llama-2", Weight: 10}}, ready: fnv1.Ready_READY_TRUE},
+		"CanaryNotReady": {world: world{RouteState: "accepted", NotReady: map[string]bool{"llama-2": true}}, want: []render.RouteBackend{{Service: "llama-1", Weight: 100}, {Service: "llama-2", Weight: 0}}, ready: fnv1.Ready_READY_TRUE},
 		// No Service of the canary yet: the route names none, or the
 		// gateway would refuse its references.
-		"CanaryPullFailed":    {world: world{RouteState: "accepted", FailPull: map[string]bool{canaryV2URI: true}}, want: []routeBackend{{"llama-1", 100}}, ready: fnv1.Ready_READY_TRUE},
-		"NoGatewayController": {want: []routeBackend{{"llama-1", 90}, {"llama-2", 10}}, ready: fnv1.Ready_READY_FALSE},
-		"Rejected":            {world: world{RouteState: "rejected"}, want: []routeBackend{{"llama-1", 90}, {"llama-2", 10}}, ready: fnv1.Ready_READY_FALSE},
+		"CanaryPullFailed":    {world: world{RouteState: "accepted", FailPull: map[string]bool{canaryV2URI: true}}, want: []render.RouteBackend{{Service: "llama-1", Weight: 100}}, ready: fnv1.Ready_READY_TRUE},
+		"NoGatewayController": {want: []render.RouteBackend{{Service: "llama-1", Weight: 90}, {Service: "llama-2", Weight: 10}}, ready: fnv1.Ready_READY_FALSE},
+		"Rejected":            {world: world{RouteState: "rejected"}, want: []render.RouteBackend{{Service: "llama-1", Weight: 90}, {Service: "llama-2", Weight: 10}}, ready: fnv1.Ready_READY_FALSE},
 	} {
 		t.Run(name, func(t *testing.T) {
 			rsp, _ := settle(t, canaryXR(t), in, tc.world, nil)
-			r := desiredObject[gatewayv1.HTTPRoute](t, rsp, resourceRoute)
+			r := desiredObject[gatewayv1.HTTPRoute](t, rsp, render.ResourceRoute)
 			if r.Name != "llama" || r.Namespace != "team-a" {
 				t.Errorf("route %s/%s, want team-a/llama", r.Namespace, r.Name)
 			}
@@ -598,17 +601,17 @@ func TestCanaryRoute(t *testing.T) {
 			if diff := cmp.Diff([]gatewayv1.Hostname{"llama.team-a.models.example.com"}, r.Spec.Hostnames); diff != "" {
 				t.Errorf("hostnames (-want +got):\n%s", diff)
 			}
-			var got []routeBackend
+			var got []render.RouteBackend
 			for _, b := range r.Spec.Rules[0].BackendRefs {
-				if *b.Port != gatewayv1.PortNumber(servicePort) {
-					t.Errorf("backend %s port %d, want %d", b.Name, *b.Port, servicePort)
+				if *b.Port != gatewayv1.PortNumber(render.ServicePort) {
+					t.Errorf("backend %s port %d, want %d", b.Name, *b.Port, render.ServicePort)
 				}
-				got = append(got, routeBackend{string(b.Name), *b.Weight})
+				got = append(got, render.RouteBackend{Service: string(b.Name), Weight: *b.Weight})
 			}
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("backends (-want +got):\n%s", diff)
 			}
-			if r := readiness(rsp, resourceRoute); r != tc.ready {
+			if r := readiness(rsp, render.ResourceRoute); r != tc.ready {
 				t.Errorf("route readiness %v, want %v", r, tc.ready)
 			}
 		})
@@ -617,7 +620,7 @@ func TestCanaryRoute(t *testing.T) {
 	plain := canaryXR(t)
 	delete(plain["spec"].(map[string]any), "traffic")
 	rsp, _ := settle(t, plain, in, world{}, nil)
-	if _, ok := rsp.GetDesired().GetResources()[resourceRoute]; ok {
+	if _, ok := rsp.GetDesired().GetResources()[render.ResourceRoute]; ok {
 		t.Error("an HTTPRoute is returned for a claim without spec.traffic")
 	}
 }
@@ -650,7 +653,7 @@ func TestApportion(t *testing.T) {
 		{4, []int32{60, 50}, []int32{2, 2}}, // refused weights do not panic
 		{4, []int32{-10, 110}, []int32{0, 0}},
 	} {
-		got := apportion(tc.n, tc.weights)
+		got := resolve.Apportion(tc.n, tc.weights)
 		if diff := cmp.Diff(tc.want, got); diff != "" {
 			t.Errorf("apportion(%d, %v) (-want +got):\n%s", tc.n, tc.weights, diff)
 		}
@@ -662,7 +665,7 @@ func TestApportion(t *testing.T) {
 		for a := int32(0); a <= 100; a++ {
 			for b := int32(0); a+b <= 100; b++ {
 				weights := []int32{a, b, 100 - a - b}
-				got := apportion(n, weights)
+				got := resolve.Apportion(n, weights)
 				positive, total := int32(0), int32(0)
 				for i, w := range weights {
 					total += got[i]
@@ -694,14 +697,14 @@ func TestSpreadByWeight(t *testing.T) {
 		min, max         int32
 	}{
 		// min 2 over 90/10 is 1 and 1; max 10 is 9 and 1.
-		{resourceHPA, "llama", 1, 9},
+		{render.ResourceHPA, "llama", 1, 9},
 		{"hpa-2", "llama-2", 1, 1},
 	} {
 		h := desiredObject[autoscalingv2.HorizontalPodAutoscaler](t, rsp, tc.resource)
 		if h.Spec.ScaleTargetRef.Name != tc.target || *h.Spec.MinReplicas != tc.min || h.Spec.MaxReplicas != tc.max {
 			t.Errorf("%s targets %s %d..%d, want %s %d..%d", tc.resource, h.Spec.ScaleTargetRef.Name, *h.Spec.MinReplicas, h.Spec.MaxReplicas, tc.target, tc.min, tc.max)
 		}
-		d := desiredObject[appsv1.Deployment](t, rsp, map[string]string{resourceHPA: resourceDeployment, "hpa-2": "deployment-2"}[tc.resource])
+		d := desiredObject[appsv1.Deployment](t, rsp, map[string]string{render.ResourceHPA: render.ResourceDeployment, "hpa-2": "deployment-2"}[tc.resource])
 		if d.Spec.Replicas != nil {
 			t.Errorf("Deployment %s sets replicas %d while an autoscaler owns them", d.Name, *d.Spec.Replicas)
 		}
@@ -792,11 +795,11 @@ func TestCredentialsPerSource(t *testing.T) {
 			}
 			var got creds
 			for _, n := range desiredNames(rsp) {
-				if !strings.HasPrefix(n, resourceJobPrefix) {
+				if !strings.HasPrefix(n, render.ResourceJobPrefix) {
 					continue
 				}
 				j := desiredObject[batchv1.Job](t, rsp, n)
-				if j.Annotations[annotationModelURI] != tc.canary["uri"] {
+				if j.Annotations[resolve.AnnotationModelURI] != tc.canary["uri"] {
 					continue
 				}
 				c := j.Spec.Template.Spec.Containers[0]

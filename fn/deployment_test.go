@@ -4,11 +4,16 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/inferno-ai/function-inferno/internal/observe"
+	"github.com/inferno-ai/function-inferno/internal/plan"
+	"github.com/inferno-ai/function-inferno/internal/render"
+	"github.com/inferno-ai/function-inferno/internal/resolve"
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
 )
 
 // TestNoReplicasWithAutoscaling: with an HPA, the Deployment leaves
@@ -38,12 +43,12 @@ func TestNoReplicasWithAutoscaling(t *testing.T) {
 				setPath(xr, tc.autoscaling, "spec", "autoscaling")
 			}
 			servers, _ := pulled(t, xr, nil)
-			spec := desiredMap(t, servers, resourceDeployment)["spec"].(map[string]any)
+			spec := desiredMap(t, servers, render.ResourceDeployment)["spec"].(map[string]any)
 			got, _ := spec["replicas"]
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("spec.replicas (-want +got):\n%s", diff)
 			}
-			_, hpa := servers.GetDesired().GetResources()[resourceHPA]
+			_, hpa := servers.GetDesired().GetResources()[render.ResourceHPA]
 			if diff := cmp.Diff(tc.want == nil, hpa); diff != "" {
 				t.Errorf("HPA rendered (-want +got):\n%s", diff)
 			}
@@ -52,7 +57,9 @@ func TestNoReplicasWithAutoscaling(t *testing.T) {
 }
 
 // weightsOf is what a desired Deployment mounts as its model.
-func weightsOf(d *appsv1.Deployment) (weights, bool) { return servedWeights(&d.Spec.Template) }
+func weightsOf(d *appsv1.Deployment) (render.Weights, bool) {
+	return render.ServedWeights(&d.Spec.Template)
+}
 
 // TestDeploymentKeepsServedWeights: while a new revision is pulled (or
 // its pull failed) the servers keep the weights they serve, as the
@@ -71,16 +78,16 @@ func TestDeploymentKeepsServedWeights(t *testing.T) {
 	}
 	fresh := run(t, newRequest(t, next, nil, obs...))
 	newJob := pullJobResource(t, fresh)
-	base := withoutObserved(obs, resourceJobPrefix)
+	base := withoutObserved(obs, render.ResourceJobPrefix)
 	with := func(status map[string]any) []observedObject {
 		return append(base[:len(base):len(base)], observedFrom(t, fresh, newJob, status))
 	}
-	oldW := weights{ID: oldHash, Claim: "llama-weights", SubPath: oldHash}
-	newW := weights{ID: newHash, Claim: "llama-weights", SubPath: newHash}
+	oldW := render.Weights{ID: oldHash, Claim: "llama-weights", SubPath: oldHash}
+	newW := render.Weights{ID: newHash, Claim: "llama-weights", SubPath: newHash}
 
 	cases := map[string]struct {
 		observed []observedObject
-		want     weights
+		want     render.Weights
 	}{
 		"NewJobNotObserved": {observed: base, want: oldW},
 		"NewJobRunning":     {observed: with(jobRunningStatus()), want: oldW},
@@ -90,7 +97,7 @@ func TestDeploymentKeepsServedWeights(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			rsp := run(t, newRequest(t, next, nil, tc.observed...))
-			got, ok := weightsOf(desiredObject[appsv1.Deployment](t, rsp, resourceDeployment))
+			got, ok := weightsOf(desiredObject[appsv1.Deployment](t, rsp, render.ResourceDeployment))
 			if !ok {
 				t.Fatal("the desired Deployment does not record its weights")
 			}
@@ -116,19 +123,19 @@ func TestDeploymentWeightsMount(t *testing.T) {
 		"Cached": {uri: "hf://org/m", want: func(h string) mount {
 			return mount{
 				Volume: corev1.PersistentVolumeClaimVolumeSource{ClaimName: "llama-weights", ReadOnly: true},
-				Mount:  corev1.VolumeMount{Name: volumeWeights, MountPath: "/model", SubPath: h, ReadOnly: true},
+				Mount:  corev1.VolumeMount{Name: render.VolumeWeights, MountPath: "/model", SubPath: h, ReadOnly: true},
 			}
 		}},
 		"PVCWithPath": {uri: "pvc://shared-models/llama/3.1", want: func(string) mount {
 			return mount{
 				Volume: corev1.PersistentVolumeClaimVolumeSource{ClaimName: "shared-models", ReadOnly: true},
-				Mount:  corev1.VolumeMount{Name: volumeWeights, MountPath: "/model", SubPath: "llama/3.1", ReadOnly: true},
+				Mount:  corev1.VolumeMount{Name: render.VolumeWeights, MountPath: "/model", SubPath: "llama/3.1", ReadOnly: true},
 			}
 		}},
 		"PVCWhole": {uri: "pvc://shared-models", want: func(string) mount {
 			return mount{
 				Volume: corev1.PersistentVolumeClaimVolumeSource{ClaimName: "shared-models", ReadOnly: true},
-				Mount:  corev1.VolumeMount{Name: volumeWeights, MountPath: "/model", ReadOnly: true},
+				Mount:  corev1.VolumeMount{Name: render.VolumeWeights, MountPath: "/model", ReadOnly: true},
 			}
 		}},
 	}
@@ -138,19 +145,19 @@ func TestDeploymentWeightsMount(t *testing.T) {
 			setPath(xr, tc.uri, "spec", "model", "uri")
 			var d *appsv1.Deployment
 			if tc.uri[:6] == "pvc://" {
-				d = desiredObject[appsv1.Deployment](t, run(t, newRequest(t, xr, nil)), resourceDeployment)
+				d = desiredObject[appsv1.Deployment](t, run(t, newRequest(t, xr, nil)), render.ResourceDeployment)
 			} else {
 				servers, _ := pulled(t, xr, nil)
-				d = desiredObject[appsv1.Deployment](t, servers, resourceDeployment)
+				d = desiredObject[appsv1.Deployment](t, servers, render.ResourceDeployment)
 			}
 			var got mount
 			for _, v := range d.Spec.Template.Spec.Volumes {
-				if v.Name == volumeWeights {
+				if v.Name == render.VolumeWeights {
 					got.Volume = *v.PersistentVolumeClaim
 				}
 			}
 			for _, m := range d.Spec.Template.Spec.Containers[0].VolumeMounts {
-				if m.Name == volumeWeights {
+				if m.Name == render.VolumeWeights {
 					got.Mount = m
 				}
 			}
@@ -158,7 +165,7 @@ func TestDeploymentWeightsMount(t *testing.T) {
 			if diff := cmp.Diff(tc.want(hash), got); diff != "" {
 				t.Errorf("weights mount (-want +got):\n%s", diff)
 			}
-			if diff := cmp.Diff(hash, d.Spec.Template.Annotations[annotationWeights]); diff != "" {
+			if diff := cmp.Diff(hash, d.Spec.Template.Annotations[resolve.AnnotationWeights]); diff != "" {
 				t.Errorf("weights annotation (-want +got):\n%s", diff)
 			}
 		})
@@ -214,7 +221,7 @@ func TestDeploymentRuntime(t *testing.T) {
 				setPath(xr, tc.serve, "spec", "serve")
 			}
 			servers, _ := pulled(t, xr, nil)
-			d := desiredObject[appsv1.Deployment](t, servers, resourceDeployment)
+			d := desiredObject[appsv1.Deployment](t, servers, render.ResourceDeployment)
 			c := d.Spec.Template.Spec.Containers[0]
 			got := server{
 				Image: c.Image, Command: c.Command, Args: c.Args, Port: c.Ports[0].ContainerPort,
@@ -227,14 +234,14 @@ func TestDeploymentRuntime(t *testing.T) {
 				}
 			}
 			for _, p := range []*corev1.Probe{c.ReadinessProbe, c.LivenessProbe} {
-				if p.HTTPGet.Path != got.HealthPath || p.HTTPGet.Port != intstr.FromString(portName) {
-					t.Errorf("probe %+v does not use %s on port %s", p.HTTPGet, got.HealthPath, portName)
+				if p.HTTPGet.Path != got.HealthPath || p.HTTPGet.Port != intstr.FromString(render.PortName) {
+					t.Errorf("probe %+v does not use %s on port %s", p.HTTPGet, got.HealthPath, render.PortName)
 				}
 			}
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("server (-want +got):\n%s", diff)
 			}
-			if diff := cmp.Diff(corev1.ContainerPort{Name: portName, ContainerPort: tc.want.Port, Protocol: corev1.ProtocolTCP}, c.Ports[0]); diff != "" {
+			if diff := cmp.Diff(corev1.ContainerPort{Name: render.PortName, ContainerPort: tc.want.Port, Protocol: corev1.ProtocolTCP}, c.Ports[0]); diff != "" {
 				t.Errorf("port (-want +got):\n%s", diff)
 			}
 		})
@@ -249,7 +256,7 @@ func TestDeploymentEnv(t *testing.T) {
 		map[string]any{"name": "HF_HUB_OFFLINE", "value": "0"},
 	}}, "spec", "serve")
 	servers, _ := pulled(t, xr, nil)
-	d := desiredObject[appsv1.Deployment](t, servers, resourceDeployment)
+	d := desiredObject[appsv1.Deployment](t, servers, render.ResourceDeployment)
 	want := []corev1.EnvVar{
 		{Name: "MODEL_DIR", Value: "/model"},
 		{Name: "MODEL_NAME", Value: "llama"},
@@ -356,7 +363,7 @@ func TestDeploymentResources(t *testing.T) {
 			setPath(xr, "fake", "spec", "model", "framework")
 			setPath(xr, tc.resources, "spec", "resources")
 			servers, _ := pulled(t, xr, tc.in)
-			d := desiredObject[appsv1.Deployment](t, servers, resourceDeployment)
+			d := desiredObject[appsv1.Deployment](t, servers, render.ResourceDeployment)
 			p := d.Spec.Template.Spec
 			got := sched{
 				Requests: list(p.Containers[0].Resources.Requests), Limits: list(p.Containers[0].Resources.Limits),
@@ -449,10 +456,10 @@ func TestDeploymentStrategy(t *testing.T) {
 			setPath(xr, tc.mode, "spec", "storage", "accessMode")
 			var d *appsv1.Deployment
 			if tc.uri[:6] == "pvc://" {
-				d = desiredObject[appsv1.Deployment](t, run(t, newRequest(t, xr, tc.in)), resourceDeployment)
+				d = desiredObject[appsv1.Deployment](t, run(t, newRequest(t, xr, tc.in)), render.ResourceDeployment)
 			} else {
 				servers, _ := pulled(t, xr, tc.in)
-				d = desiredObject[appsv1.Deployment](t, servers, resourceDeployment)
+				d = desiredObject[appsv1.Deployment](t, servers, render.ResourceDeployment)
 			}
 			if diff := cmp.Diff(tc.want, d.Spec.Strategy); diff != "" {
 				t.Errorf("strategy (-want +got):\n%s", diff)
@@ -469,8 +476,8 @@ func TestDeploymentSelectorStable(t *testing.T) {
 	setPath(b, "tgi", "spec", "model", "framework")
 	setPath(b, "hf://other/model", "spec", "model", "uri")
 	sa, sb := mustResolve(t, a, nil), mustResolve(t, b, nil)
-	da, db := renderDeployment(sa, sa.primary(), primaryWeights(t, sa), ptrTo(int32(1))), renderDeployment(sb, sb.primary(), primaryWeights(t, sb), ptrTo(int32(1)))
-	want := &metav1.LabelSelector{MatchLabels: map[string]string{labelInstance: "llama", labelComponent: componentServer}}
+	da, db := render.Deployment(sa, sa.Primary(), primaryWeights(t, sa), ptr.To(int32(1))), render.Deployment(sb, sb.Primary(), primaryWeights(t, sb), ptr.To(int32(1)))
+	want := &metav1.LabelSelector{MatchLabels: map[string]string{resolve.LabelInstance: "llama", resolve.LabelComponent: resolve.ComponentServer}}
 	if diff := cmp.Diff(want, da.Spec.Selector); diff != "" {
 		t.Errorf("selector (-want +got):\n%s", diff)
 	}
@@ -483,31 +490,31 @@ func TestServedWeights(t *testing.T) {
 	deploy := func(annotation, claim, container, subPath string) *appsv1.Deployment {
 		d := &appsv1.Deployment{}
 		if annotation != "" {
-			d.Spec.Template.Annotations = map[string]string{annotationWeights: annotation}
+			d.Spec.Template.Annotations = map[string]string{resolve.AnnotationWeights: annotation}
 		}
 		if claim != "" {
-			d.Spec.Template.Spec.Volumes = []corev1.Volume{{Name: volumeWeights, VolumeSource: corev1.VolumeSource{
+			d.Spec.Template.Spec.Volumes = []corev1.Volume{{Name: render.VolumeWeights, VolumeSource: corev1.VolumeSource{
 				PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: claim},
 			}}}
 		}
-		d.Spec.Template.Spec.Containers = []corev1.Container{{Name: container, VolumeMounts: []corev1.VolumeMount{{Name: volumeWeights, SubPath: subPath}}}}
+		d.Spec.Template.Spec.Containers = []corev1.Container{{Name: container, VolumeMounts: []corev1.VolumeMount{{Name: render.VolumeWeights, SubPath: subPath}}}}
 		return d
 	}
 	cases := map[string]struct {
 		d      *appsv1.Deployment
-		want   weights
+		want   render.Weights
 		wantOK bool
 	}{
-		"Ours":            {d: deploy("abc", "llama-weights", serverContainer, "abc"), want: weights{ID: "abc", Claim: "llama-weights", SubPath: "abc"}, wantOK: true},
-		"NoSubPath":       {d: deploy("abc", "shared", serverContainer, ""), want: weights{ID: "abc", Claim: "shared", SubPath: ""}, wantOK: true},
-		"NoAnnotation":    {d: deploy("", "llama-weights", serverContainer, "abc"), want: weights{ID: "", Claim: "llama-weights", SubPath: "abc"}},
-		"NoVolume":        {d: deploy("abc", "", serverContainer, "abc"), want: weights{ID: "abc", Claim: "", SubPath: "abc"}},
-		"OtherContainer":  {d: deploy("abc", "llama-weights", "sidecar", "x"), want: weights{ID: "abc", Claim: "llama-weights", SubPath: ""}, wantOK: true},
+		"Ours":            {d: deploy("abc", "llama-weights", render.ServerContainer, "abc"), want: render.Weights{ID: "abc", Claim: "llama-weights", SubPath: "abc"}, wantOK: true},
+		"NoSubPath":       {d: deploy("abc", "shared", render.ServerContainer, ""), want: render.Weights{ID: "abc", Claim: "shared", SubPath: ""}, wantOK: true},
+		"NoAnnotation":    {d: deploy("", "llama-weights", render.ServerContainer, "abc"), want: render.Weights{ID: "", Claim: "llama-weights", SubPath: "abc"}},
+		"NoVolume":        {d: deploy("abc", "", render.ServerContainer, "abc"), want: render.Weights{ID: "abc", Claim: "", SubPath: "abc"}},
+		"OtherContainer":  {d: deploy("abc", "llama-weights", "sidecar", "x"), want: render.Weights{ID: "abc", Claim: "llama-weights", SubPath: ""}, wantOK: true},
 		"EmptyDeployment": {d: &appsv1.Deployment{}},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			got, ok := servedWeights(&tc.d.Spec.Template)
+			got, ok := render.ServedWeights(&tc.d.Spec.Template)
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("weights (-want +got):\n%s", diff)
 			}
@@ -538,7 +545,7 @@ func TestMergeEnv(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			before := append([]corev1.EnvVar(nil), tc.base...)
-			got := mergeEnv(tc.base, tc.extra)
+			got := resolve.MergeEnv(tc.base, tc.extra)
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("mergeEnv (-want +got):\n%s", diff)
 			}
@@ -561,13 +568,13 @@ func TestNoAPIToken(t *testing.T) {
 		in   map[string]any
 		want pods
 	}{
-		"NoInput":             {want: pods{ServerToken: ptrTo(false), PullToken: ptrTo(false)}},
-		"ServiceAccount":      {in: map[string]any{"serverServiceAccount": map[string]any{"name": "model-servers"}}, want: pods{ServerAccount: "model-servers", ServerToken: ptrTo(false), PullToken: ptrTo(false)}},
-		"ServiceAccountToken": {in: map[string]any{"serverServiceAccount": map[string]any{"name": "vault-auth", "automountToken": true}}, want: pods{ServerAccount: "vault-auth", ServerToken: ptrTo(true), PullToken: ptrTo(false)}},
+		"NoInput":             {want: pods{ServerToken: ptr.To(false), PullToken: ptr.To(false)}},
+		"ServiceAccount":      {in: map[string]any{"serverServiceAccount": map[string]any{"name": "model-servers"}}, want: pods{ServerAccount: "model-servers", ServerToken: ptr.To(false), PullToken: ptr.To(false)}},
+		"ServiceAccountToken": {in: map[string]any{"serverServiceAccount": map[string]any{"name": "vault-auth", "automountToken": true}}, want: pods{ServerAccount: "vault-auth", ServerToken: ptr.To(true), PullToken: ptr.To(false)}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			servers, _ := pulled(t, testXR(), tc.in)
-			d := desiredObject[appsv1.Deployment](t, servers, resourceDeployment)
+			d := desiredObject[appsv1.Deployment](t, servers, render.ResourceDeployment)
 			j := desiredObject[batchv1.Job](t, servers, pullJobResource(t, servers))
 			got := pods{
 				ServerAccount: d.Spec.Template.Spec.ServiceAccountName,
@@ -585,11 +592,11 @@ func TestNoAPIToken(t *testing.T) {
 }
 
 // primaryWeights are the weights the primary version of s wants.
-func primaryWeights(t testing.TB, s *resolvedSpec) weights {
+func primaryWeights(t testing.TB, s *resolve.Spec) render.Weights {
 	t.Helper()
-	src, err := newWeightsSource(s, s.primary(), nil, observed{}, false)
+	src, err := plan.NewWeightsSource(s, s.Primary(), nil, observe.Objects{}, false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return src.wanted()
+	return src.Wanted()
 }

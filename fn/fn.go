@@ -1,7 +1,3 @@
-// Package fn is function-inferno's logic: it turns an InferenceService into
-// a weights cache volume, a pull Job, and once the weights are there the
-// model servers' Deployment, Service and autoscaler, and reports their
-// readiness and the service's status.
 package fn
 
 import (
@@ -12,11 +8,15 @@ import (
 	"github.com/crossplane/function-sdk-go/logging"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/crossplane/function-sdk-go/response"
-	"google.golang.org/protobuf/types/known/structpb"
-	"k8s.io/apimachinery/pkg/runtime"
-
 	"github.com/inferno-ai/function-inferno/apis/inference/v1alpha1"
 	"github.com/inferno-ai/function-inferno/input/v1beta1"
+	"github.com/inferno-ai/function-inferno/internal/observe"
+	"github.com/inferno-ai/function-inferno/internal/plan"
+	"github.com/inferno-ai/function-inferno/internal/render"
+	"github.com/inferno-ai/function-inferno/internal/resolve"
+	"github.com/inferno-ai/function-inferno/internal/status"
+	"google.golang.org/protobuf/types/known/structpb"
+	"k8s.io/apimachinery/pkg/runtime"
 )
 
 // Function renders InferenceServices. It holds no state between calls:
@@ -33,7 +33,7 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 	rsp := response.To(req, response.DefaultTTL)
 	log := f.logger()
 
-	in, err := decodeInput(req.GetInput())
+	in, err := resolve.DecodeInput(req.GetInput())
 	if err != nil {
 		fatal(rsp, err)
 		return rsp, nil
@@ -67,24 +67,24 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 // observed, plan, build the objects and the status (compose). A service on
 // a ModelCache asks Crossplane for it in rsp's requirements.
 func renderInferenceService(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, in *v1beta1.Input) (composition, []string, error) {
-	xr, err := decodeXR(req.GetObserved().GetComposite().GetResource())
+	xr, err := resolve.DecodeXR(req.GetObserved().GetComposite().GetResource())
 	if err != nil {
 		return composition{}, nil, err
 	}
-	s, warnings, err := resolve(xr, in)
+	s, warnings, err := resolve.Resolve(xr, in)
 	if err != nil {
 		return composition{}, nil, err
 	}
 	// The requirements go out on every call, before any refusal, so that
 	// Crossplane sees them stable and stops iterating.
 	requireCache(rsp, s)
-	names := claimedServices(s, xr.Spec, req.GetObserved().GetResources())
+	names := observe.ClaimedServices(s, xr.Spec, req.GetObserved().GetResources())
 	requireServices(rsp, s, names)
-	cache, err := observeCache(req, s)
+	cache, err := observe.Cache(req, s)
 	if err != nil {
 		return composition{}, nil, err
 	}
-	if err := checkNameClashes(req, s, names); err != nil {
+	if err := observe.CheckNameClashes(req, s, names); err != nil {
 		return composition{}, warnings, err
 	}
 	c, err := compose(s, cache, req.GetObserved().GetResources())
@@ -93,11 +93,11 @@ func renderInferenceService(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionR
 
 // renderModelCache decodes, checks and composes a ModelCache.
 func renderModelCache(req *fnv1.RunFunctionRequest, in *v1beta1.Input) (composition, []string, error) {
-	xr, err := decodeComposite[v1alpha1.XModelCache](req.GetObserved().GetComposite().GetResource())
+	xr, err := resolve.DecodeComposite[v1alpha1.XModelCache](req.GetObserved().GetComposite().GetResource())
 	if err != nil {
 		return composition{}, nil, err
 	}
-	s, warnings, err := resolveCache(xr, in)
+	s, warnings, err := resolve.ResolveCache(xr, in)
 	if err != nil {
 		return composition{}, nil, err
 	}
@@ -122,18 +122,11 @@ func fatal(rsp *fnv1.RunFunctionResponse, err error) {
 	})
 }
 
-// composedResource is one desired composed object and its readiness.
-type composedResource struct {
-	Name   string
-	Object runtime.Object
-	Ready  bool
-}
-
 // composition is everything one call decides: the desired objects, in a
 // fixed order, and the report on the composite.
 type composition struct {
-	Resources []composedResource
-	Report    report
+	Resources []render.Resource
+	Report    status.Report
 	// CacheStatus, for a ModelCache, replaces Report.Status.
 	CacheStatus *v1alpha1.ModelCacheStatus
 	// NotReady holds the composite not ready whatever its composed
@@ -147,19 +140,19 @@ type composition struct {
 // resources: it observes them, plans (newPlan), and builds the plan's
 // objects and its status. It is pure: the same arguments give the same
 // composition.
-func compose(s *resolvedSpec, cache *cachedWeights, ocds map[string]*fnv1.Resource) (composition, error) {
-	o, err := observe(ocds)
+func compose(s *resolve.Spec, cache *observe.CachedWeights, ocds map[string]*fnv1.Resource) (composition, error) {
+	o, err := observe.Decode(ocds)
 	if err != nil {
 		return composition{}, err
 	}
-	p, err := newPlan(s, cache, o)
+	p, err := plan.New(s, cache, o)
 	if err != nil {
 		return composition{}, err
 	}
-	resources, warnings := p.resources()
-	r := p.report()
+	resources, warnings := p.Resources()
+	r := status.Of(p)
 	r.Warnings = append(warnings, r.Warnings...)
-	return composition{Resources: resources, Report: r, NotReady: p.waitingForCache()}, nil
+	return composition{Resources: resources, Report: r, NotReady: p.WaitingForCache()}, nil
 }
 
 // writeTo puts the composition into the response: the composed objects,

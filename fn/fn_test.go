@@ -7,6 +7,8 @@ import (
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/google/go-cmp/cmp"
+	"github.com/inferno-ai/function-inferno/internal/render"
+	"github.com/inferno-ai/function-inferno/internal/resolve"
 	"google.golang.org/protobuf/types/known/structpb"
 	appsv1 "k8s.io/api/apps/v1"
 )
@@ -19,7 +21,7 @@ import (
 func pullJobResource(t testing.TB, rsp *fnv1.RunFunctionResponse) string {
 	t.Helper()
 	for _, n := range desiredNames(rsp) {
-		if strings.HasPrefix(n, resourceJobPrefix) {
+		if strings.HasPrefix(n, render.ResourceJobPrefix) {
 			return n
 		}
 	}
@@ -71,7 +73,7 @@ func deploymentStatus(want, ready int, extra ...map[string]any) map[string]any {
 // 1 with spec.replicas replicas (as the API server or the HPA set it).
 func observeDeployment(t testing.TB, rsp *fnv1.RunFunctionResponse, replicas int, status map[string]any) observedObject {
 	t.Helper()
-	o := observedFrom(t, rsp, resourceDeployment, status)
+	o := observedFrom(t, rsp, render.ResourceDeployment, status)
 	setPath(o.Object, 1, "metadata", "generation")
 	setPath(o.Object, replicas, "spec", "replicas")
 	return o
@@ -86,7 +88,7 @@ func pulled(t testing.TB, xr, in map[string]any) (*fnv1.RunFunctionResponse, []o
 		t.Fatalf("fatal: %s", msg)
 	}
 	obs := []observedObject{
-		observedFrom(t, fresh, resourcePVC, pvcPhase("Bound")),
+		observedFrom(t, fresh, render.ResourcePVC, pvcPhase("Bound")),
 		observedFrom(t, fresh, pullJobResource(t, fresh), jobCompleteStatus()),
 	}
 	return run(t, newRequest(t, xr, in, obs...)), obs
@@ -98,9 +100,9 @@ func pulled(t testing.TB, xr, in map[string]any) (*fnv1.RunFunctionResponse, []o
 func serving(t testing.TB, xr, in map[string]any, replicas int, status map[string]any) []observedObject {
 	t.Helper()
 	servers, obs := pulled(t, xr, in)
-	obs = append(obs, observeDeployment(t, servers, replicas, status), observedFrom(t, servers, resourceService, map[string]any{}))
-	if _, ok := servers.GetDesired().GetResources()[resourceHPA]; ok {
-		obs = append(obs, observedFrom(t, servers, resourceHPA, map[string]any{
+	obs = append(obs, observeDeployment(t, servers, replicas, status), observedFrom(t, servers, render.ResourceService, map[string]any{}))
+	if _, ok := servers.GetDesired().GetResources()[render.ResourceHPA]; ok {
+		obs = append(obs, observedFrom(t, servers, render.ResourceHPA, map[string]any{
 			"conditions": []any{map[string]any{"type": "AbleToScale", "status": "True", "reason": "ReadyForNewScale"}},
 		}))
 	}
@@ -211,22 +213,22 @@ func TestNoServersBeforePullComplete(t *testing.T) {
 	xr := autoscalingXR()
 	fresh := run(t, newRequest(t, xr, nil))
 	job := pullJobResource(t, fresh)
-	pvc := func(phase string) observedObject { return observedFrom(t, fresh, resourcePVC, pvcPhase(phase)) }
+	pvc := func(phase string) observedObject { return observedFrom(t, fresh, render.ResourcePVC, pvcPhase(phase)) }
 	pull := func(status map[string]any) observedObject { return observedFrom(t, fresh, job, status) }
 
 	cases := map[string]struct {
 		observed []observedObject
 		want     []string
 	}{
-		"NothingObserved":          {want: []string{job, resourcePVC}},
-		"PVCPendingJobNotObserved": {observed: []observedObject{pvc("Pending")}, want: []string{job, resourcePVC}},
-		"PVCPendingJobRunning":     {observed: []observedObject{pvc("Pending"), pull(jobRunningStatus())}, want: []string{job, resourcePVC}},
-		"PVCBoundJobRunning":       {observed: []observedObject{pvc("Bound"), pull(jobRunningStatus())}, want: []string{job, resourcePVC}},
-		"JobWithoutStatus":         {observed: []observedObject{pvc("Bound"), pull(nil)}, want: []string{job, resourcePVC}},
-		"JobFailed":                {observed: []observedObject{pvc("Bound"), pull(jobFailedStatus())}, want: []string{job, resourcePVC}},
+		"NothingObserved":          {want: []string{job, render.ResourcePVC}},
+		"PVCPendingJobNotObserved": {observed: []observedObject{pvc("Pending")}, want: []string{job, render.ResourcePVC}},
+		"PVCPendingJobRunning":     {observed: []observedObject{pvc("Pending"), pull(jobRunningStatus())}, want: []string{job, render.ResourcePVC}},
+		"PVCBoundJobRunning":       {observed: []observedObject{pvc("Bound"), pull(jobRunningStatus())}, want: []string{job, render.ResourcePVC}},
+		"JobWithoutStatus":         {observed: []observedObject{pvc("Bound"), pull(nil)}, want: []string{job, render.ResourcePVC}},
+		"JobFailed":                {observed: []observedObject{pvc("Bound"), pull(jobFailedStatus())}, want: []string{job, render.ResourcePVC}},
 		"JobComplete": {
 			observed: []observedObject{pvc("Bound"), pull(jobCompleteStatus())},
-			want:     []string{resourceDeployment, resourceHPA, job, resourceService, resourcePVC},
+			want:     []string{render.ResourceDeployment, render.ResourceHPA, job, render.ResourceService, render.ResourcePVC},
 		},
 	}
 	for name, tc := range cases {
@@ -250,7 +252,7 @@ func TestServersKeptOnceTheyExist(t *testing.T) {
 	setPath(next, "refs/pr/7", "spec", "model", "revision")
 	fresh := run(t, newRequest(t, next, nil, obs...))
 	newJob := pullJobResource(t, fresh)
-	old := withoutObserved(obs, resourceJobPrefix)
+	old := withoutObserved(obs, render.ResourceJobPrefix)
 	only := func(names ...string) []observedObject {
 		var out []observedObject
 		for _, o := range obs {
@@ -260,7 +262,7 @@ func TestServersKeptOnceTheyExist(t *testing.T) {
 		}
 		return out
 	}
-	all := []string{resourceDeployment, resourceHPA, newJob, resourceService, resourcePVC}
+	all := []string{render.ResourceDeployment, render.ResourceHPA, newJob, render.ResourceService, render.ResourcePVC}
 
 	cases := map[string]struct {
 		observed []observedObject
@@ -270,12 +272,12 @@ func TestServersKeptOnceTheyExist(t *testing.T) {
 		"NewJobRunning":        {observed: append(slices.Clone(old), observedFrom(t, fresh, newJob, jobRunningStatus())), want: all},
 		"NewJobFailed":         {observed: append(slices.Clone(old), observedFrom(t, fresh, newJob, jobFailedStatus())), want: all},
 		"OnlyServiceExists": {
-			observed: only(resourcePVC, resourceService),
-			want:     []string{newJob, resourceService, resourcePVC},
+			observed: only(render.ResourcePVC, render.ResourceService),
+			want:     []string{newJob, render.ResourceService, render.ResourcePVC},
 		},
 		"OnlyHPAExists": {
-			observed: only(resourcePVC, resourceHPA),
-			want:     []string{resourceHPA, newJob, resourcePVC},
+			observed: only(render.ResourcePVC, render.ResourceHPA),
+			want:     []string{render.ResourceHPA, newJob, render.ResourcePVC},
 		},
 	}
 	for name, tc := range cases {
@@ -312,11 +314,11 @@ func TestObjectsInClaimNamespaceNamedAfterClaim(t *testing.T) {
 		}
 	}
 	want := map[string]meta{
-		resourcePVC:        {"PersistentVolumeClaim", "team-a", "llama-weights", labels("model-cache")},
-		job:                {"Job", "team-a", "llama-pull-" + strings.TrimPrefix(job, resourceJobPrefix), labels("model-puller")},
-		resourceDeployment: {"Deployment", "team-a", "llama", labels("model-server")},
-		resourceService:    {"Service", "team-a", "llama", labels("model-server")},
-		resourceHPA:        {"HorizontalPodAutoscaler", "team-a", "llama", labels("model-server")},
+		render.ResourcePVC:        {"PersistentVolumeClaim", "team-a", "llama-weights", labels("model-cache")},
+		job:                       {"Job", "team-a", "llama-pull-" + strings.TrimPrefix(job, render.ResourceJobPrefix), labels("model-puller")},
+		render.ResourceDeployment: {"Deployment", "team-a", "llama", labels("model-server")},
+		render.ResourceService:    {"Service", "team-a", "llama", labels("model-server")},
+		render.ResourceHPA:        {"HorizontalPodAutoscaler", "team-a", "llama", labels("model-server")},
 	}
 	got := map[string]meta{}
 	for name, r := range servers.GetDesired().GetResources() {
@@ -367,7 +369,7 @@ func TestNamespaceSources(t *testing.T) {
 			if msg := fatalMessage(rsp); msg != "" {
 				t.Fatalf("fatal: %s", msg)
 			}
-			pvc := desiredMap(t, rsp, resourcePVC)["metadata"].(map[string]any)
+			pvc := desiredMap(t, rsp, render.ResourcePVC)["metadata"].(map[string]any)
 			got := []string{pvc["name"].(string), pvc["namespace"].(string)}
 			if diff := cmp.Diff([]string{tc.wantName + "-weights", tc.wantNamespace}, got); diff != "" {
 				t.Errorf("PVC name and namespace (-want +got):\n%s", diff)
@@ -453,7 +455,7 @@ func TestRunFunctionKeepsEarlierSteps(t *testing.T) {
 	req.Desired = &fnv1.State{Resources: map[string]*fnv1.Resource{"other": {Resource: other}}}
 	rsp := run(t, req)
 	job := pullJobResource(t, rsp)
-	if diff := cmp.Diff([]string{"other", job, resourcePVC}, desiredNames(rsp)); diff != "" {
+	if diff := cmp.Diff([]string{"other", job, render.ResourcePVC}, desiredNames(rsp)); diff != "" {
 		t.Errorf("desired resources (-want +got):\n%s", diff)
 	}
 }
@@ -470,8 +472,8 @@ func TestReadinessOfDesired(t *testing.T) {
 		got[n] = readiness(rsp, n)
 	}
 	want := map[string]fnv1.Ready{
-		resourcePVC: fnv1.Ready_READY_TRUE, job: fnv1.Ready_READY_TRUE, resourceDeployment: fnv1.Ready_READY_TRUE,
-		resourceService: fnv1.Ready_READY_TRUE, resourceHPA: fnv1.Ready_READY_TRUE,
+		render.ResourcePVC: fnv1.Ready_READY_TRUE, job: fnv1.Ready_READY_TRUE, render.ResourceDeployment: fnv1.Ready_READY_TRUE,
+		render.ResourceService: fnv1.Ready_READY_TRUE, render.ResourceHPA: fnv1.Ready_READY_TRUE,
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("readiness (-want +got):\n%s", diff)
@@ -490,15 +492,15 @@ func TestReadinessOfDesired(t *testing.T) {
 func TestObservedDeploymentOfAnotherMaker(t *testing.T) {
 	xr := testXR()
 	fresh := run(t, newRequest(t, xr, nil))
-	foreign := observedObject{Name: resourceDeployment, Object: map[string]any{
+	foreign := observedObject{Name: render.ResourceDeployment, Object: map[string]any{
 		"apiVersion": "apps/v1", "kind": "Deployment",
 		"metadata": map[string]any{"name": "llama", "namespace": "team-a"},
 		"spec":     map[string]any{"template": map[string]any{"spec": map[string]any{"containers": []any{map[string]any{"name": "x", "image": "x"}}}}},
 	}}
-	rsp := run(t, newRequest(t, xr, nil, observedFrom(t, fresh, resourcePVC, pvcPhase("Bound")), observedFrom(t, fresh, pullJobResource(t, fresh), jobRunningStatus()), foreign))
-	d := desiredObject[appsv1.Deployment](t, rsp, resourceDeployment)
+	rsp := run(t, newRequest(t, xr, nil, observedFrom(t, fresh, render.ResourcePVC, pvcPhase("Bound")), observedFrom(t, fresh, pullJobResource(t, fresh), jobRunningStatus()), foreign))
+	d := desiredObject[appsv1.Deployment](t, rsp, render.ResourceDeployment)
 	s := mustResolve(t, xr, nil)
-	if diff := cmp.Diff(s.Model.Hash, d.Spec.Template.Annotations[annotationWeights]); diff != "" {
+	if diff := cmp.Diff(s.Model.Hash, d.Spec.Template.Annotations[resolve.AnnotationWeights]); diff != "" {
 		t.Errorf("weights annotation (-want +got):\n%s", diff)
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/google/go-cmp/cmp"
+	"github.com/inferno-ai/function-inferno/internal/render"
 	"google.golang.org/protobuf/encoding/protojson"
 	"sigs.k8s.io/yaml"
 )
@@ -68,9 +69,9 @@ func stageObserved(t testing.TB, xr, input map[string]any, stage string) ([]obse
 	if msg := fatalMessage(fresh); msg != "" {
 		t.Fatalf("example does not render: %s", msg)
 	}
-	pvc, job := resourcePVC, ""
+	pvc, job := render.ResourcePVC, ""
 	for _, n := range desiredNames(fresh) {
-		if strings.HasPrefix(n, resourceJobPrefix) {
+		if strings.HasPrefix(n, render.ResourceJobPrefix) {
 			job = n
 		}
 	}
@@ -114,7 +115,7 @@ func stageObserved(t testing.TB, xr, input map[string]any, stage string) ([]obse
 	case "degraded":
 		replicas, ready = 3, 1
 	}
-	if r := desiredObject[map[string]any](t, servers, resourceDeployment); r != nil {
+	if r := desiredObject[map[string]any](t, servers, render.ResourceDeployment); r != nil {
 		if n, ok := nestedInt((*r), "spec", "replicas"); ok {
 			replicas = n
 			if stage == "serving" {
@@ -128,7 +129,7 @@ func stageObserved(t testing.TB, xr, input map[string]any, stage string) ([]obse
 	if ready == replicas {
 		available = "True"
 	}
-	deploy := observedFrom(t, servers, resourceDeployment, map[string]any{
+	deploy := observedFrom(t, servers, render.ResourceDeployment, map[string]any{
 		"observedGeneration": 1, "replicas": replicas, "updatedReplicas": replicas,
 		"readyReplicas": ready, "availableReplicas": ready, "unavailableReplicas": replicas - ready,
 		"conditions": []any{
@@ -138,13 +139,13 @@ func stageObserved(t testing.TB, xr, input map[string]any, stage string) ([]obse
 	})
 	setPath(deploy.Object, int64(1), "metadata", "generation")
 	setPath(deploy.Object, int64(replicas), "spec", "replicas")
-	out := append(weights, deploy, observedFrom(t, servers, resourceService, nil))
-	if _, ok := servers.GetDesired().GetResources()[resourceHPA]; ok {
+	out := append(weights, deploy, observedFrom(t, servers, render.ResourceService, nil))
+	if _, ok := servers.GetDesired().GetResources()[render.ResourceHPA]; ok {
 		active := map[string]any{"type": "ScalingActive", "status": "True", "reason": "ValidMetricFound"}
 		if stage == "starting" {
 			active = map[string]any{"type": "ScalingActive", "status": "False", "reason": "FailedGetPodsMetric", "message": "the HPA was unable to compute the replica count: no metrics returned from custom metrics API"}
 		}
-		out = append(out, observedFrom(t, servers, resourceHPA, map[string]any{
+		out = append(out, observedFrom(t, servers, render.ResourceHPA, map[string]any{
 			"currentReplicas": replicas, "desiredReplicas": replicas,
 			"conditions": []any{map[string]any{"type": "AbleToScale", "status": "True", "reason": "ReadyForNewScale"}, active},
 		}))

@@ -4,15 +4,17 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/inferno-ai/function-inferno/internal/render"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/utils/ptr"
 )
 
 func TestRenderHPA(t *testing.T) {
 	cpu := func(p int32) autoscalingv2.MetricSpec {
 		return autoscalingv2.MetricSpec{Type: autoscalingv2.ResourceMetricSourceType, Resource: &autoscalingv2.ResourceMetricSource{
-			Name: corev1.ResourceCPU, Target: autoscalingv2.MetricTarget{Type: autoscalingv2.UtilizationMetricType, AverageUtilization: ptrTo(p)},
+			Name: corev1.ResourceCPU, Target: autoscalingv2.MetricTarget{Type: autoscalingv2.UtilizationMetricType, AverageUtilization: ptr.To(p)},
 		}}
 	}
 	pods := func(metric string, v int64) autoscalingv2.MetricSpec {
@@ -67,12 +69,12 @@ func TestRenderHPA(t *testing.T) {
 			setPath(xr, tc.replicas, "spec", "replicas")
 			setPath(xr, tc.autoscaling, "spec", "autoscaling")
 			servers, _ := pulled(t, xr, tc.in)
-			got := desiredObject[autoscalingv2.HorizontalPodAutoscaler](t, servers, resourceHPA)
+			got := desiredObject[autoscalingv2.HorizontalPodAutoscaler](t, servers, render.ResourceHPA)
 			s := mustResolve(t, xr, tc.in)
-			want := renderHPA(s, s.primary(), s.primary().MinReplicas, s.primary().MaxReplicas).DeepCopy()
+			want := render.HPA(s, s.Primary(), s.Primary().MinReplicas, s.Primary().MaxReplicas).DeepCopy()
 			want.Spec = autoscalingv2.HorizontalPodAutoscalerSpec{
 				ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "llama"},
-				MinReplicas:    ptrTo(tc.wantMin), MaxReplicas: tc.wantMax, Metrics: tc.wantMetrics,
+				MinReplicas:    ptr.To(tc.wantMin), MaxReplicas: tc.wantMax, Metrics: tc.wantMetrics,
 			}
 			want.Namespace, want.Name = "team-a", "llama"
 			if diff := cmp.Diff(want, got); diff != "" {
@@ -95,7 +97,7 @@ func TestNoHPAWithoutAutoscaling(t *testing.T) {
 				setPath(xr, a, "spec", "autoscaling")
 			}
 			servers, _ := pulled(t, xr, nil)
-			if diff := cmp.Diff([]string{resourceDeployment, pullJobResource(t, servers), resourceService, resourcePVC}, desiredNames(servers)); diff != "" {
+			if diff := cmp.Diff([]string{render.ResourceDeployment, pullJobResource(t, servers), render.ResourceService, render.ResourcePVC}, desiredNames(servers)); diff != "" {
 				t.Errorf("desired (-want +got):\n%s", diff)
 			}
 		})

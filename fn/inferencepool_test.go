@@ -9,16 +9,19 @@ import (
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/google/go-cmp/cmp"
+	"github.com/inferno-ai/function-inferno/input/v1beta1"
+	"github.com/inferno-ai/function-inferno/internal/reason"
+	"github.com/inferno-ai/function-inferno/internal/render"
+	"github.com/inferno-ai/function-inferno/internal/resolve"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/utils/ptr"
 	inferencev1 "sigs.k8s.io/gateway-api-inference-extension/api/v1"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 	"sigs.k8s.io/yaml"
-
-	"github.com/inferno-ai/function-inferno/input/v1beta1"
 )
 
 // poolExampleInput is the Input of examples/inference-pool/composition.yaml.
@@ -93,8 +96,8 @@ func TestInferencePoolGolden(t *testing.T) {
 			}
 			rsp := run(t, newRequest(t, st.xr(t), in, readObserved(t, fixture)...))
 			compareGolden(t, "inference-pool-"+st.name, rsp)
-			if got := conditionReason(rsp, conditionInferencePool); got != st.reason {
-				t.Errorf("InferencePoolReady reason %q, want %q (%s)", got, st.reason, conditionMessage(rsp, conditionInferencePool))
+			if got := conditionReason(rsp, reason.ConditionInferencePool); got != st.reason {
+				t.Errorf("InferencePoolReady reason %q, want %q (%s)", got, st.reason, conditionMessage(rsp, reason.ConditionInferencePool))
 			}
 		})
 	}
@@ -113,7 +116,7 @@ func TestInferencePoolObjects(t *testing.T) {
 	}
 	var got []string
 	for _, n := range desiredNames(rsp) {
-		if strings.HasPrefix(n, resourceJobPrefix) {
+		if strings.HasPrefix(n, render.ResourceJobPrefix) {
 			got = append(got, "pull-job-*")
 		} else {
 			got = append(got, n)
@@ -130,9 +133,9 @@ func TestInferencePoolObjects(t *testing.T) {
 		t.Fatalf("desired resources (-want +got):\n%s", diff)
 	}
 
-	pool := desiredObject[inferencev1.InferencePool](t, rsp, resourcePool)
+	pool := desiredObject[inferencev1.InferencePool](t, rsp, render.ResourcePool)
 	wantSpec := inferencev1.InferencePoolSpec{
-		Selector:    inferencev1.LabelSelector{MatchLabels: map[inferencev1.LabelKey]inferencev1.LabelValue{labelInstance: "llama", labelName: "vllm"}},
+		Selector:    inferencev1.LabelSelector{MatchLabels: map[inferencev1.LabelKey]inferencev1.LabelValue{resolve.LabelInstance: "llama", resolve.LabelName: "vllm"}},
 		TargetPorts: []inferencev1.Port{{Number: 8000}},
 		EndpointPickerRef: inferencev1.EndpointPickerRef{
 			Kind: "Service", Name: "llama-epp", Port: &inferencev1.Port{Number: 9002}, FailureMode: inferencev1.EndpointPickerFailClose,
@@ -145,9 +148,9 @@ func TestInferencePoolObjects(t *testing.T) {
 		t.Errorf("InferencePool %s %s, want llama at inference.networking.k8s.io/v1", pool.APIVersion, pool.Name)
 	}
 
-	route := desiredObject[gatewayv1.HTTPRoute](t, rsp, resourceRoute)
+	route := desiredObject[gatewayv1.HTTPRoute](t, rsp, render.ResourceRoute)
 	wantRefs := []gatewayv1.HTTPBackendRef{{BackendRef: gatewayv1.BackendRef{BackendObjectReference: gatewayv1.BackendObjectReference{
-		Group: ptrTo(gatewayv1.Group("inference.networking.k8s.io")), Kind: ptrTo(gatewayv1.Kind("InferencePool")), Name: "llama",
+		Group: ptr.To(gatewayv1.Group("inference.networking.k8s.io")), Kind: ptr.To(gatewayv1.Kind("InferencePool")), Name: "llama",
 	}}}}
 	if len(route.Spec.Rules) != 1 {
 		t.Fatalf("route rules %+v, want one", route.Spec.Rules)
@@ -157,8 +160,8 @@ func TestInferencePoolObjects(t *testing.T) {
 	}
 
 	// Who selects whom.
-	servers := desiredObject[appsv1.Deployment](t, rsp, resourceDeployment)
-	picker := desiredObject[appsv1.Deployment](t, rsp, resourcePicker)
+	servers := desiredObject[appsv1.Deployment](t, rsp, render.ResourceDeployment)
+	picker := desiredObject[appsv1.Deployment](t, rsp, render.ResourcePicker)
 	poolSel := labels.Set{}
 	for k, v := range pool.Spec.Selector.MatchLabels {
 		poolSel[string(k)] = string(v)
@@ -167,11 +170,11 @@ func TestInferencePoolObjects(t *testing.T) {
 	if !poolSel.AsSelector().Matches(serverPod) || poolSel.AsSelector().Matches(pickerPod) {
 		t.Errorf("the pool's selector %v must match the servers' pods %v and not the picker's %v", poolSel, serverPod, pickerPod)
 	}
-	main := desiredObject[corev1.Service](t, rsp, resourceService)
+	main := desiredObject[corev1.Service](t, rsp, render.ResourceService)
 	if labels.SelectorFromSet(main.Spec.Selector).Matches(pickerPod) {
 		t.Errorf("the Service llama's selector %v matches the picker's pod %v", main.Spec.Selector, pickerPod)
 	}
-	psvc := desiredObject[corev1.Service](t, rsp, resourcePickerService)
+	psvc := desiredObject[corev1.Service](t, rsp, render.ResourcePickerService)
 	if !labels.SelectorFromSet(psvc.Spec.Selector).Matches(pickerPod) || labels.SelectorFromSet(psvc.Spec.Selector).Matches(serverPod) {
 		t.Errorf("the picker's Service selector %v must match its pod %v and not the servers' %v", psvc.Spec.Selector, pickerPod, serverPod)
 	}
@@ -205,19 +208,19 @@ func TestInferencePoolObjects(t *testing.T) {
 	}
 
 	// Its RBAC: read-only, in the claim's namespace, to its own identity.
-	role := desiredObject[rbacv1.Role](t, rsp, resourcePickerRole)
+	role := desiredObject[rbacv1.Role](t, rsp, render.ResourcePickerRole)
 	for _, r := range role.Rules {
 		if diff := cmp.Diff([]string{"get", "watch", "list"}, r.Verbs); diff != "" {
 			t.Errorf("picker Role rule %+v is not read-only", r)
 		}
 	}
-	rb := desiredObject[rbacv1.RoleBinding](t, rsp, resourcePickerRoleBinding)
+	rb := desiredObject[rbacv1.RoleBinding](t, rsp, render.ResourcePickerRoleBinding)
 	wantRB := []rbacv1.Subject{{Kind: "ServiceAccount", Name: "llama-epp", Namespace: "team-a"}}
 	if diff := cmp.Diff(wantRB, rb.Subjects); diff != "" || rb.RoleRef != (rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "llama-epp"}) {
 		t.Errorf("picker RoleBinding %+v %+v", rb.Subjects, rb.RoleRef)
 	}
-	cm := desiredObject[corev1.ConfigMap](t, rsp, resourcePickerConfig)
-	if !strings.Contains(cm.Data[pickerConfigKey], "kind: EndpointPickerConfig") {
+	cm := desiredObject[corev1.ConfigMap](t, rsp, render.ResourcePickerConfig)
+	if !strings.Contains(cm.Data[render.PickerConfigKey], "kind: EndpointPickerConfig") {
 		t.Errorf("picker ConfigMap %v lacks the default EndpointPickerConfig", cm.Data)
 	}
 
@@ -225,7 +228,7 @@ func TestInferencePoolObjects(t *testing.T) {
 	if st["routeURL"] != "http://llama.team-a.models.example.com" || st["phase"] != "Serving" {
 		t.Errorf("status phase %v routeURL %v", st["phase"], st["routeURL"])
 	}
-	if msg := conditionMessage(rsp, conditionInferencePool); !strings.Contains(msg, "sends requests to InferencePool llama") {
+	if msg := conditionMessage(rsp, reason.ConditionInferencePool); !strings.Contains(msg, "sends requests to InferencePool llama") {
 		t.Errorf("InferencePoolReady message %q", msg)
 	}
 }
@@ -235,11 +238,11 @@ func TestInferencePoolObjects(t *testing.T) {
 func TestInferencePoolWaitsForServers(t *testing.T) {
 	rsp, _ := settle(t, poolXR(t), poolExampleInput(t), world{PullRunning: true}, nil)
 	for _, n := range desiredNames(rsp) {
-		if n == resourcePool || n == resourceRoute || strings.HasPrefix(n, resourcePicker) {
+		if n == render.ResourcePool || n == render.ResourceRoute || strings.HasPrefix(n, render.ResourcePicker) {
 			t.Errorf("%s rendered while the weights are pulled", n)
 		}
 	}
-	if got := conditionReason(rsp, conditionInferencePool); got != "PoolWaiting" {
+	if got := conditionReason(rsp, reason.ConditionInferencePool); got != "PoolWaiting" {
 		t.Errorf("InferencePoolReady %q, want PoolWaiting", got)
 	}
 }
@@ -249,10 +252,10 @@ func TestInferencePoolWaitsForServers(t *testing.T) {
 func TestInferencePoolConfigRestartsPicker(t *testing.T) {
 	in := poolExampleInput(t)
 	_, obs := settle(t, poolXR(t), in, world{}, nil)
-	before := desiredObject[appsv1.Deployment](t, run(t, newRequest(t, poolXR(t), in, obs...)), resourcePicker)
+	before := desiredObject[appsv1.Deployment](t, run(t, newRequest(t, poolXR(t), in, obs...)), render.ResourcePicker)
 	setPath(in, v1beta1DefaultConfigWith("prefix-cache-scorer"), "traffic", "gateway", "inferenceExtension", "picker", "config")
-	after := desiredObject[appsv1.Deployment](t, run(t, newRequest(t, poolXR(t), in, obs...)), resourcePicker)
-	b, a := before.Spec.Template.Annotations[annotationPickerConfig], after.Spec.Template.Annotations[annotationPickerConfig]
+	after := desiredObject[appsv1.Deployment](t, run(t, newRequest(t, poolXR(t), in, obs...)), render.ResourcePicker)
+	b, a := before.Spec.Template.Annotations[render.AnnotationPickerConfig], after.Spec.Template.Annotations[render.AnnotationPickerConfig]
 	if b == "" || a == "" || a == b {
 		t.Errorf("picker config hash %q → %q, want a change", b, a)
 	}
@@ -287,14 +290,14 @@ func TestInferencePoolTurnedOff(t *testing.T) {
 	setPath(in, false, "traffic", "gateway", "inferenceExtension", "enabled")
 	rsp := run(t, newRequest(t, poolXR(t), in, obs...))
 	for _, n := range desiredNames(rsp) {
-		if n == resourcePool || strings.HasPrefix(n, resourcePicker) {
+		if n == render.ResourcePool || strings.HasPrefix(n, render.ResourcePicker) {
 			t.Errorf("%s still rendered with the extension off", n)
 		}
 	}
-	route := desiredObject[gatewayv1.HTTPRoute](t, rsp, resourceRoute)
+	route := desiredObject[gatewayv1.HTTPRoute](t, rsp, render.ResourceRoute)
 	refs := route.Spec.Rules[0].BackendRefs
-	if len(refs) != 1 || refs[0].Name != "llama" || refs[0].Kind != nil || refs[0].Port == nil || *refs[0].Port != servicePort {
-		t.Errorf("route backends %+v, want the Service llama on port %d", refs, servicePort)
+	if len(refs) != 1 || refs[0].Name != "llama" || refs[0].Kind != nil || refs[0].Port == nil || *refs[0].Port != render.ServicePort {
+		t.Errorf("route backends %+v, want the Service llama on port %d", refs, render.ServicePort)
 	}
 }
 
@@ -321,31 +324,31 @@ func TestInferencePoolStates(t *testing.T) {
 		notReady string // the composed resource that is not ready, "" for none
 	}{
 		"Routed": {observed: routed, reason: "PoolRouted"},
-		"RouteRejected": {observed: edit(resourceRoute, func(o map[string]any) {
+		"RouteRejected": {observed: edit(render.ResourceRoute, func(o map[string]any) {
 			route := map[string]any{"spec": map[string]any{"parentRefs": []any{map[string]any{"name": "inference", "namespace": "gateways"}}}}
 			o["status"] = routeStatus(route, "rejected")
-		}), reason: "PoolNotAccepted", notReady: resourceRoute},
-		"RefsUnresolved": {observed: edit(resourcePool, func(o map[string]any) {
+		}), reason: "PoolNotAccepted", notReady: render.ResourceRoute},
+		"RefsUnresolved": {observed: edit(render.ResourcePool, func(o map[string]any) {
 			st := poolStatus("accepted")
 			conds, _ := nested(st, "parents")
 			p := conds.([]any)[0].(map[string]any)
 			p["conditions"].([]any)[1] = map[string]any{"type": "ResolvedRefs", "status": "False", "reason": "InvalidExtensionRef", "message": "Service llama-epp not found", "lastTransitionTime": "2026-12-01T10:00:00Z"}
 			o["status"] = st
-		}), reason: "PoolNotAccepted", notReady: resourcePool},
-		"OtherGatewayOnly": {observed: edit(resourcePool, func(o map[string]any) {
+		}), reason: "PoolNotAccepted", notReady: render.ResourcePool},
+		"OtherGatewayOnly": {observed: edit(render.ResourcePool, func(o map[string]any) {
 			st := poolStatus("accepted")
 			setPath(st["parents"].([]any)[0].(map[string]any), "other", "parentRef", "name")
 			o["status"] = st
-		}), reason: "PoolPending", notReady: resourcePool},
-		"PickerStalled": {observed: edit(resourcePicker, func(o map[string]any) {
+		}), reason: "PoolPending", notReady: render.ResourcePool},
+		"PickerStalled": {observed: edit(render.ResourcePicker, func(o map[string]any) {
 			o["status"] = deploymentStatus(1, 0, map[string]any{"type": "Progressing", "status": "False", "reason": "ProgressDeadlineExceeded", "message": "ReplicaSet llama-epp-5d8 has timed out progressing"})
-		}), reason: "PickerFailed", notReady: resourcePicker},
+		}), reason: "PickerFailed", notReady: render.ResourcePicker},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			rsp := run(t, newRequest(t, poolXR(t), in, tc.observed...))
-			if got := conditionReason(rsp, conditionInferencePool); got != tc.reason {
-				t.Errorf("InferencePoolReady %q, want %q (%s)", got, tc.reason, conditionMessage(rsp, conditionInferencePool))
+			if got := conditionReason(rsp, reason.ConditionInferencePool); got != tc.reason {
+				t.Errorf("InferencePoolReady %q, want %q (%s)", got, tc.reason, conditionMessage(rsp, reason.ConditionInferencePool))
 			}
 			for _, n := range desiredNames(rsp) {
 				if ready := readiness(rsp, n) == fnv1.Ready_READY_TRUE; ready == (n == tc.notReady) {
@@ -371,7 +374,7 @@ func deepCopyMap(m map[string]any) map[string]any {
 
 // TestPoolReady reads status.parents as implementations write them.
 func TestPoolReady(t *testing.T) {
-	s := &resolvedSpec{Name: "llama", Namespace: "team-a", Gateway: &gateway{Name: "inference", Namespace: "gateways"}}
+	s := &resolve.Spec{Name: "llama", Namespace: "team-a", Gateway: &resolve.Gateway{Name: "inference", Namespace: "gateways"}}
 	cond := func(typ string, st metav1.ConditionStatus) metav1.Condition {
 		return metav1.Condition{Type: typ, Status: st, Reason: "R", Message: "m"}
 	}
@@ -395,16 +398,16 @@ func TestPoolReady(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			pool := &inferencev1.InferencePool{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a"}, Status: inferencev1.InferencePoolStatus{Parents: tc.parents}}
-			ready, st := poolReady(s, pool)
+			ready, st := render.PoolReady(s, pool)
 			if ready != tc.ready || st.Rejected != tc.rejected {
 				t.Errorf("ready %v rejected %v, want %v %v (%s)", ready, st.Rejected, tc.ready, tc.rejected, st.Message)
 			}
 		})
 	}
 	// A parentRef without a namespace is the pool's own.
-	local := &resolvedSpec{Name: "llama", Namespace: "team-a", Gateway: &gateway{Name: "inference", Namespace: "team-a"}}
+	local := &resolve.Spec{Name: "llama", Namespace: "team-a", Gateway: &resolve.Gateway{Name: "inference", Namespace: "team-a"}}
 	pool := &inferencev1.InferencePool{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a"}, Status: inferencev1.InferencePoolStatus{Parents: []inferencev1.ParentStatus{parent("inference", "", ok...)}}}
-	if ready, _ := poolReady(local, pool); !ready {
+	if ready, _ := render.PoolReady(local, pool); !ready {
 		t.Error("a parentRef without namespace, to a Gateway of the pool's namespace, is not read as ours")
 	}
 }
@@ -415,18 +418,18 @@ func TestPoolReady(t *testing.T) {
 func TestInferencePoolCanary(t *testing.T) {
 	rsp, _ := settle(t, canaryXR(t), poolExampleInput(t), world{RouteState: "accepted", PoolState: "accepted"}, nil)
 	names := strings.Join(desiredNames(rsp), " ")
-	for _, n := range []string{"service-1", "service-2", resourcePool, resourcePicker} {
+	for _, n := range []string{"service-1", "service-2", render.ResourcePool, render.ResourcePicker} {
 		if !strings.Contains(names, n) {
 			t.Errorf("no %s among %s", n, names)
 		}
 	}
-	if got := conditionReason(rsp, conditionTrafficSplit); got != "PoolSplit" {
+	if got := conditionReason(rsp, reason.ConditionTrafficSplit); got != "PoolSplit" {
 		t.Errorf("TrafficSplit %q, want PoolSplit", got)
 	}
-	if msg := conditionMessage(rsp, conditionTrafficSplit); !strings.Contains(msg, "version 1 75% (3 of 4 servers, asked 90%)") {
+	if msg := conditionMessage(rsp, reason.ConditionTrafficSplit); !strings.Contains(msg, "version 1 75% (3 of 4 servers, asked 90%)") {
 		t.Errorf("TrafficSplit message %q", msg)
 	}
-	route := desiredObject[gatewayv1.HTTPRoute](t, rsp, resourceRoute)
+	route := desiredObject[gatewayv1.HTTPRoute](t, rsp, render.ResourceRoute)
 	if refs := route.Spec.Rules[0].BackendRefs; len(refs) != 1 || refs[0].Name != "llama" {
 		t.Errorf("route backends %+v, want only the pool", refs)
 	}
@@ -439,12 +442,12 @@ func TestInferencePoolNameClash(t *testing.T) {
 	_, obs := settle(t, poolXR(t), poolExampleInput(t), world{}, nil)
 	var withoutPicker []observedObject
 	for _, o := range obs {
-		if !strings.HasPrefix(o.Name, resourcePicker) {
+		if !strings.HasPrefix(o.Name, render.ResourcePicker) {
 			withoutPicker = append(withoutPicker, o)
 		}
 	}
 	req := newRequest(t, poolXR(t), poolExampleInput(t), withoutPicker...)
-	req = withServices(t, req, map[string]map[string]any{"llama-epp": takenService("llama-epp", "llama-epp", "", componentServer)})
+	req = withServices(t, req, map[string]map[string]any{"llama-epp": takenService("llama-epp", "llama-epp", "", resolve.ComponentServer)})
 	msg := fatalMessage(run(t, req))
 	if !strings.Contains(msg, "metadata.name: would name Service llama-epp") {
 		t.Errorf("Fatal %q, want the clash over llama-epp", msg)
@@ -472,7 +475,7 @@ func TestPickerPlacement(t *testing.T) {
 			in["scheduling"] = pool
 			in["gpu"] = map[string]any{"nodeSelector": map[string]any{"gpu": "a100"}}
 			_, obs := settle(t, poolXR(t), in, world{}, nil)
-			d := desiredObject[appsv1.Deployment](t, run(t, newRequest(t, poolXR(t), in, obs...)), resourcePicker)
+			d := desiredObject[appsv1.Deployment](t, run(t, newRequest(t, poolXR(t), in, obs...)), render.ResourcePicker)
 			spec := d.Spec.Template.Spec
 			if diff := cmp.Diff(tc.want, spec.NodeSelector); diff != "" {
 				t.Errorf("picker nodeSelector (-want +got):\n%s", diff)
@@ -508,7 +511,7 @@ func TestRBACCoversPicker(t *testing.T) {
 		}
 		return false
 	}
-	for _, r := range pickerRules() {
+	for _, r := range render.PickerRules() {
 		for _, g := range r.APIGroups {
 			for _, res := range r.Resources {
 				for _, v := range r.Verbs {
@@ -587,12 +590,12 @@ func TestInferencePoolRoutesByAdapter(t *testing.T) {
 			if msg := fatalMessage(rsp); msg != "" {
 				t.Fatal(msg)
 			}
-			cm := desiredObject[corev1.ConfigMap](t, rsp, resourcePickerConfig)
+			cm := desiredObject[corev1.ConfigMap](t, rsp, render.ResourcePickerConfig)
 			if cm == nil {
 				t.Fatalf("no picker ConfigMap; desired %v", desiredNames(rsp))
 			}
-			got := cm.Data[pickerConfigKey]
-			hashes[tc.name] = desiredObject[appsv1.Deployment](t, rsp, resourcePicker).Spec.Template.Annotations[annotationPickerConfig]
+			got := cm.Data[render.PickerConfigKey]
+			hashes[tc.name] = desiredObject[appsv1.Deployment](t, rsp, render.ResourcePicker).Spec.Template.Annotations[render.AnnotationPickerConfig]
 			if tc.verbatim {
 				if diff := cmp.Diff(want, got); diff != "" {
 					t.Errorf("picker configuration (-the Input's +rendered):\n%s", diff)
@@ -607,7 +610,7 @@ func TestInferencePoolRoutesByAdapter(t *testing.T) {
 			for _, p := range c.Plugins {
 				types = append(types, p.Type)
 			}
-			if diff := cmp.Diff([]string{"queue-scorer", "kv-cache-utilization-scorer", "prefix-cache-scorer", loraAffinityScorer}, types); diff != "" {
+			if diff := cmp.Diff([]string{"queue-scorer", "kv-cache-utilization-scorer", "prefix-cache-scorer", resolve.LoraAffinityScorer}, types); diff != "" {
 				t.Errorf("plugins (-want +got):\n%s", diff)
 			}
 			if c.Kind != "EndpointPickerConfig" || len(c.SchedulingProfiles) != 1 {
@@ -615,8 +618,8 @@ func TestInferencePoolRoutesByAdapter(t *testing.T) {
 			}
 			refs := c.SchedulingProfiles[0].Plugins
 			last := refs[len(refs)-1]
-			if len(refs) != 4 || last.PluginRef != loraAffinityScorer || last.Weight == nil || *last.Weight != loraAffinityWeight {
-				t.Errorf("profile %s: %+v, want the three scorers and lora-affinity-scorer weight %d", c.SchedulingProfiles[0].Name, refs, loraAffinityWeight)
+			if len(refs) != 4 || last.PluginRef != resolve.LoraAffinityScorer || last.Weight == nil || *last.Weight != resolve.LoraAffinityWeight {
+				t.Errorf("profile %s: %+v, want the three scorers and lora-affinity-scorer weight %d", c.SchedulingProfiles[0].Name, refs, resolve.LoraAffinityWeight)
 			}
 		})
 	}

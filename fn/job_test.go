@@ -3,14 +3,19 @@ package fn
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/google/go-cmp/cmp"
+	"github.com/inferno-ai/function-inferno/internal/reason"
+	"github.com/inferno-ai/function-inferno/internal/render"
+	"github.com/inferno-ai/function-inferno/internal/resolve"
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/ptr"
 )
 
 // restrictedViolations lists how a pod spec breaks the Kubernetes
@@ -48,7 +53,7 @@ func restrictedViolations(p corev1.PodSpec) []string {
 		if sc.AllowPrivilegeEscalation == nil || *sc.AllowPrivilegeEscalation {
 			v = append(v, c.Name+": allowPrivilegeEscalation not false")
 		}
-		if sc.Capabilities == nil || !contains(sc.Capabilities.Drop, "ALL") {
+		if sc.Capabilities == nil || !slices.Contains(sc.Capabilities.Drop, "ALL") {
 			v = append(v, c.Name+": capabilities do not drop ALL")
 		} else {
 			for _, a := range sc.Capabilities.Add {
@@ -104,13 +109,13 @@ func TestRestrictedPodSecurity(t *testing.T) {
 			edit(xr)
 			servers, obs := pulled(t, xr, nil)
 			job := desiredObject[batchv1.Job](t, servers, obs[1].Name)
-			deploy := desiredObject[appsv1.Deployment](t, servers, resourceDeployment)
+			deploy := desiredObject[appsv1.Deployment](t, servers, render.ResourceDeployment)
 			for kind, spec := range map[string]corev1.PodSpec{"Job": job.Spec.Template.Spec, "Deployment": deploy.Spec.Template.Spec} {
 				if diff := cmp.Diff([]string(nil), restrictedViolations(spec)); diff != "" {
 					t.Errorf("%s pod breaks the restricted standard (-want +got):\n%s", kind, diff)
 				}
 				want := &corev1.PodSecurityContext{
-					RunAsNonRoot: ptrTo(true), RunAsUser: ptrTo(nonRootUID), RunAsGroup: ptrTo(nonRootUID), FSGroup: ptrTo(nonRootUID),
+					RunAsNonRoot: ptr.To(true), RunAsUser: ptr.To(render.NonRootUID), RunAsGroup: ptr.To(render.NonRootUID), FSGroup: ptr.To(render.NonRootUID),
 					SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
 				}
 				if diff := cmp.Diff(want, spec.SecurityContext); diff != "" {
@@ -120,7 +125,7 @@ func TestRestrictedPodSecurity(t *testing.T) {
 			// The servers only ever read the weights.
 			var weightsMounts []bool
 			for _, m := range deploy.Spec.Template.Spec.Containers[0].VolumeMounts {
-				if m.Name == volumeWeights {
+				if m.Name == render.VolumeWeights {
 					weightsMounts = append(weightsMounts, m.ReadOnly)
 				}
 			}
@@ -133,7 +138,7 @@ func TestRestrictedPodSecurity(t *testing.T) {
 
 // TestRestrictedViolationsDetects keeps the checker above honest.
 func TestRestrictedViolationsDetects(t *testing.T) {
-	ok := corev1.PodSpec{SecurityContext: podSecurityContext(), Containers: []corev1.Container{{Name: "c", SecurityContext: containerSecurityContext()}}}
+	ok := corev1.PodSpec{SecurityContext: render.PodSecurityContext(), Containers: []corev1.Container{{Name: "c", SecurityContext: render.ContainerSecurityContext()}}}
 	cases := map[string]struct {
 		edit func(p *corev1.PodSpec)
 		want []string
@@ -142,7 +147,7 @@ func TestRestrictedViolationsDetects(t *testing.T) {
 		"HostPath": {edit: func(p *corev1.PodSpec) {
 			p.Volumes = []corev1.Volume{{Name: "h", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/"}}}}
 		}, want: []string{"volume h of a disallowed type"}},
-		"Escalation":     {edit: func(p *corev1.PodSpec) { p.Containers[0].SecurityContext.AllowPrivilegeEscalation = ptrTo(true) }, want: []string{"c: allowPrivilegeEscalation not false"}},
+		"Escalation":     {edit: func(p *corev1.PodSpec) { p.Containers[0].SecurityContext.AllowPrivilegeEscalation = ptr.To(true) }, want: []string{"c: allowPrivilegeEscalation not false"}},
 		"NoSeccomp":      {edit: func(p *corev1.PodSpec) { p.SecurityContext.SeccompProfile = nil }, want: []string{"c: seccomp profile not RuntimeDefault or Localhost"}},
 		"CapsNotDropped": {edit: func(p *corev1.PodSpec) { p.Containers[0].SecurityContext.Capabilities = nil }, want: []string{"c: capabilities do not drop ALL"}},
 	}
@@ -187,7 +192,7 @@ func TestPullJobNameAndResourceName(t *testing.T) {
 		return r, desiredObject[batchv1.Job](t, rsp, r).Name
 	}
 	baseRes, baseJob := names(t, testXR())
-	if diff := cmp.Diff("llama-pull-"+strings.TrimPrefix(baseRes, resourceJobPrefix), baseJob); diff != "" {
+	if diff := cmp.Diff("llama-pull-"+strings.TrimPrefix(baseRes, render.ResourceJobPrefix), baseJob); diff != "" {
 		t.Errorf("Job name does not carry the resource's hash (-want +got):\n%s", diff)
 	}
 
@@ -250,7 +255,7 @@ func TestPullJobSpec(t *testing.T) {
 		CommandIsShell bool
 	}
 	c := job.Spec.Template.Spec.Containers[0]
-	_, podHasVersion := job.Spec.Template.Labels[labelVersion]
+	_, podHasVersion := job.Spec.Template.Labels[resolve.LabelVersion]
 	got := summary{
 		Namespace: job.Namespace, Annotations: job.Annotations, BackoffLimit: *job.Spec.BackoffLimit,
 		RestartPolicy: job.Spec.Template.Spec.RestartPolicy, PodHasVersion: podHasVersion,
@@ -261,7 +266,7 @@ func TestPullJobSpec(t *testing.T) {
 	}
 	want := summary{
 		Namespace:     "team-a",
-		Annotations:   map[string]string{annotationModelURI: "hf://meta-llama/Llama-3.1-8B-Instruct"},
+		Annotations:   map[string]string{resolve.AnnotationModelURI: "hf://meta-llama/Llama-3.1-8B-Instruct"},
 		BackoffLimit:  5,
 		RestartPolicy: corev1.RestartPolicyNever,
 		Image:         "vllm/vllm-openai:v0.11.0",
@@ -275,7 +280,7 @@ func TestPullJobSpec(t *testing.T) {
 			{Name: "XDG_CACHE_HOME", Value: "/tmp/.cache"},
 			{Name: "HF_HOME", Value: "/tmp/hf"},
 		},
-		Mounts:         []corev1.VolumeMount{{Name: volumeWeights, MountPath: "/cache"}, {Name: volumeTmp, MountPath: "/tmp"}},
+		Mounts:         []corev1.VolumeMount{{Name: render.VolumeWeights, MountPath: "/cache"}, {Name: render.VolumeTmp, MountPath: "/tmp"}},
 		ClaimName:      "llama-weights",
 		TmpIsEmptyDir:  true,
 		CommandIsShell: true,
@@ -376,7 +381,7 @@ func TestSecretsOnlyByReference(t *testing.T) {
 				t.Errorf("inline secrets: %v", leaks)
 			}
 			// The servers download nothing: they never see the Secret.
-			d := desiredObject[appsv1.Deployment](t, servers, resourceDeployment)
+			d := desiredObject[appsv1.Deployment](t, servers, render.ResourceDeployment)
 			b, _ := json.Marshal(d.Spec.Template.Spec)
 			if tc.secret != nil && strings.Contains(string(b), tc.secret["name"].(string)) {
 				t.Errorf("the Deployment refers to Secret %v: %s", tc.secret["name"], b)
@@ -396,7 +401,7 @@ func TestServerSecretsPassThroughByReference(t *testing.T) {
 		"name": "API_KEY", "valueFrom": map[string]any{"secretKeyRef": map[string]any{"name": "llama-api", "key": "key"}},
 	}}}, "spec", "serve")
 	servers, _ := pulled(t, xr, nil)
-	d := desiredObject[appsv1.Deployment](t, servers, resourceDeployment)
+	d := desiredObject[appsv1.Deployment](t, servers, render.ResourceDeployment)
 	var got []corev1.EnvVar
 	for _, e := range d.Spec.Template.Spec.Containers[0].Env {
 		if e.Name == "API_KEY" {
@@ -417,11 +422,11 @@ func TestNoJobForPVCModels(t *testing.T) {
 	setPath(xr, "pvc://shared-models/llama", "spec", "model", "uri")
 	rsp := run(t, newRequest(t, xr, nil))
 	for _, n := range desiredNames(rsp) {
-		if strings.HasPrefix(n, resourceJobPrefix) || n == resourcePVC {
+		if strings.HasPrefix(n, render.ResourceJobPrefix) || n == render.ResourcePVC {
 			t.Errorf("pvc:// model renders %s", n)
 		}
 	}
-	if diff := cmp.Diff([]string{resourceDeployment, resourceService}, desiredNames(rsp)); diff != "" {
+	if diff := cmp.Diff([]string{render.ResourceDeployment, render.ResourceService}, desiredNames(rsp)); diff != "" {
 		t.Errorf("desired (-want +got):\n%s", diff)
 	}
 }
@@ -478,14 +483,14 @@ func TestPullsEnd(t *testing.T) {
 		t.Run("InferenceService/"+name, func(t *testing.T) {
 			fresh := run(t, newRequest(t, testXR(), nil))
 			rsp := run(t, newRequest(t, testXR(), nil,
-				observedFrom(t, fresh, resourcePVC, pvcPhase("Bound")),
+				observedFrom(t, fresh, render.ResourcePVC, pvcPhase("Bound")),
 				observedFrom(t, fresh, pullJobResource(t, fresh), tc.status)))
 			type got struct{ Reason, Phase string }
 			c := conditionsOf(rsp)[0]
 			if diff := cmp.Diff(got{tc.reason, "Failed"}, got{c.Reason, statusOf(rsp)["phase"].(string)}); diff != "" {
 				t.Errorf("WeightsReady reason and phase (-want +got):\n%s", diff)
 			}
-			if msg := conditionMessage(rsp, conditionWeightsReady); !strings.Contains(msg, tc.says) {
+			if msg := conditionMessage(rsp, reason.ConditionWeightsReady); !strings.Contains(msg, tc.says) {
 				t.Errorf("message %q does not say %q", msg, tc.says)
 			}
 		})
@@ -494,7 +499,7 @@ func TestPullsEnd(t *testing.T) {
 			fresh := run(t, newRequest(t, cache, nil))
 			var obs []observedObject
 			for _, n := range desiredNames(fresh) {
-				if strings.HasPrefix(n, resourceJobPrefix) {
+				if strings.HasPrefix(n, render.ResourceJobPrefix) {
 					obs = append(obs, observedFrom(t, fresh, n, tc.status))
 				}
 			}

@@ -2,14 +2,20 @@ package fn
 
 import (
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/inferno-ai/function-inferno/internal/kinds/lws"
+	"github.com/inferno-ai/function-inferno/internal/reason"
+	"github.com/inferno-ai/function-inferno/internal/render"
+	"github.com/inferno-ai/function-inferno/internal/resolve"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
 )
 
 const (
@@ -66,12 +72,12 @@ func multiNodeStageObserved(t testing.TB, xr, input map[string]any, stage string
 	fresh := run(t, newRequest(t, xr, input))
 	job := ""
 	for _, n := range desiredNames(fresh) {
-		if strings.HasPrefix(n, resourceJobPrefix) {
+		if strings.HasPrefix(n, render.ResourceJobPrefix) {
 			job = n
 		}
 	}
 	weights := []observedObject{
-		observedFrom(t, fresh, resourcePVC, boundPVC()),
+		observedFrom(t, fresh, render.ResourcePVC, boundPVC()),
 		observedFrom(t, fresh, job, map[string]any{"succeeded": 1, "startTime": "2026-12-01T10:00:00Z", "completionTime": "2026-12-01T10:20:00Z", "conditions": []any{
 			map[string]any{"type": "SuccessCriteriaMet", "status": "True"},
 			map[string]any{"type": "Complete", "status": "True"},
@@ -92,9 +98,9 @@ func multiNodeStageObserved(t testing.TB, xr, input map[string]any, stage string
 		st = lwsStatusOf(2, 1, 2, false)
 		st["conditions"] = append(st["conditions"].([]any), map[string]any{"type": "UpdateInProgress", "status": "True", "reason": "GroupsUpdating", "message": "Rolling Upgrade is in progress", "lastTransitionTime": "2026-12-01T10:40:00Z"})
 	}
-	lws := observedFrom(t, servers, resourceLeaderWorkerSet, st)
+	lws := observedFrom(t, servers, render.ResourceLeaderWorkerSet, st)
 	setPath(lws.Object, int64(1), "metadata", "generation")
-	return append(weights, lws, observedFrom(t, servers, resourceService, nil))
+	return append(weights, lws, observedFrom(t, servers, render.ResourceService, nil))
 }
 
 // TestLeaderWorkerSetRender checks the groups of examples/multi-node once
@@ -108,10 +114,10 @@ func TestLeaderWorkerSetRender(t *testing.T) {
 	if msg := fatalMessage(rsp); msg != "" {
 		t.Fatal(msg)
 	}
-	if got := desiredNames(rsp); contains(got, resourceDeployment) || contains(got, resourceHPA) {
+	if got := desiredNames(rsp); slices.Contains(got, render.ResourceDeployment) || slices.Contains(got, render.ResourceHPA) {
 		t.Errorf("desired %v: a multi-node service has no Deployment and no autoscaler", got)
 	}
-	l := desiredObject[leaderWorkerSet](t, rsp, resourceLeaderWorkerSet)
+	l := desiredObject[lws.LeaderWorkerSet](t, rsp, render.ResourceLeaderWorkerSet)
 	if l == nil {
 		t.Fatalf("no LeaderWorkerSet; desired %v", desiredNames(rsp))
 	}
@@ -153,7 +159,7 @@ func TestLeaderWorkerSetRender(t *testing.T) {
 		}
 		ro := false
 		for _, m := range c.VolumeMounts {
-			ro = ro || (m.Name == volumeWeights && m.ReadOnly)
+			ro = ro || (m.Name == render.VolumeWeights && m.ReadOnly)
 		}
 		if !ro {
 			t.Error("every pod mounts the weights read-only")
@@ -163,17 +169,17 @@ func TestLeaderWorkerSetRender(t *testing.T) {
 		if tmpl.Spec.Volumes[0].PersistentVolumeClaim == nil || !tmpl.Spec.Volumes[0].PersistentVolumeClaim.ReadOnly {
 			t.Error("the weights volume must be mounted read-only")
 		}
-		if tmpl.Annotations[annotationWeights] == "" {
+		if tmpl.Annotations[resolve.AnnotationWeights] == "" {
 			t.Error("every pod template records its weights")
 		}
 	}
 
-	svc := desiredObject[corev1.Service](t, rsp, resourceService)
-	wantSel := map[string]string{labelInstance: "llama-405b", labelComponent: componentServer, lwsWorkerIndexLabel: "0"}
+	svc := desiredObject[corev1.Service](t, rsp, render.ResourceService)
+	wantSel := map[string]string{resolve.LabelInstance: "llama-405b", resolve.LabelComponent: resolve.ComponentServer, lws.WorkerIndexLabel: "0"}
 	if diff := cmp.Diff(wantSel, svc.Spec.Selector); diff != "" {
 		t.Errorf("Service selector (-want +got):\n%s", diff)
 	}
-	pvc := desiredObject[corev1.PersistentVolumeClaim](t, rsp, resourcePVC)
+	pvc := desiredObject[corev1.PersistentVolumeClaim](t, rsp, render.ResourcePVC)
 	if diff := cmp.Diff([]corev1.PersistentVolumeAccessMode{corev1.ReadWriteMany}, pvc.Spec.AccessModes); diff != "" {
 		t.Errorf("PVC access modes (-want +got):\n%s", diff)
 	}
@@ -201,12 +207,12 @@ func TestLeaderWorkerSetStatus(t *testing.T) {
 		t.Run(stage, func(t *testing.T) {
 			rsp := run(t, newRequest(t, xr, input, readObserved(t, filepath.Join(multiNodeObserved, stage+".yaml"))...))
 			st := rsp.GetDesired().GetComposite().GetResource().AsMap()["status"].(map[string]any)
-			got := result{Ready: readiness(rsp, resourceLeaderWorkerSet) == 1, Phase: st["phase"].(string), MessageHas: want.MessageHas}
+			got := result{Ready: readiness(rsp, render.ResourceLeaderWorkerSet) == 1, Phase: st["phase"].(string), MessageHas: want.MessageHas}
 			if n, ok := st["readyReplicas"].(float64); ok {
 				got.ReadyGroups = int64(n)
 			}
 			for _, c := range rsp.GetConditions() {
-				if c.GetType() == conditionServerReady {
+				if c.GetType() == reason.ConditionServerReady {
 					got.Reason = c.GetReason()
 					if !strings.Contains(c.GetMessage(), want.MessageHas) {
 						got.MessageHas = c.GetMessage()
@@ -225,26 +231,26 @@ func TestLWSReady(t *testing.T) {
 	cond := func(typ string, status metav1.ConditionStatus) metav1.Condition {
 		return metav1.Condition{Type: typ, Status: status}
 	}
-	lws := func(replicas *int32, st lwsStatus) *leaderWorkerSet {
-		return &leaderWorkerSet{Spec: lwsSpec{Replicas: replicas}, Status: st}
+	lwsIn := func(replicas *int32, st lws.Status) *lws.LeaderWorkerSet {
+		return &lws.LeaderWorkerSet{Spec: lws.Spec{Replicas: replicas}, Status: st}
 	}
-	available := []metav1.Condition{cond(lwsAvailable, metav1.ConditionTrue), cond(lwsProgressing, metav1.ConditionFalse)}
+	available := []metav1.Condition{cond(lws.Available, metav1.ConditionTrue), cond(lws.Progressing, metav1.ConditionFalse)}
 	cases := map[string]struct {
-		l    *leaderWorkerSet
+		l    *lws.LeaderWorkerSet
 		want bool
 	}{
 		"NotObserved":            {nil, false},
-		"NoStatus":               {lws(ptrTo(int32(2)), lwsStatus{}), false},
-		"AllReady":               {lws(ptrTo(int32(2)), lwsStatus{Conditions: available, Replicas: 2, UpdatedReplicas: 2, ReadyReplicas: 2}), true},
-		"DefaultOneReplica":      {lws(nil, lwsStatus{Conditions: available, Replicas: 1, UpdatedReplicas: 1, ReadyReplicas: 1}), true},
-		"Progressing":            {lws(ptrTo(int32(2)), lwsStatus{Conditions: []metav1.Condition{cond(lwsAvailable, metav1.ConditionFalse), cond(lwsProgressing, metav1.ConditionTrue)}, Replicas: 2, UpdatedReplicas: 2, ReadyReplicas: 1}), false},
-		"ScaledUpNotCounted":     {lws(ptrTo(int32(3)), lwsStatus{Conditions: available, Replicas: 2, UpdatedReplicas: 2, ReadyReplicas: 2}), false},
-		"NotAllUpdated":          {lws(ptrTo(int32(2)), lwsStatus{Conditions: available, Replicas: 2, UpdatedReplicas: 1, ReadyReplicas: 2}), false},
-		"AvailableConditionOnly": {lws(ptrTo(int32(2)), lwsStatus{Conditions: available}), false},
+		"NoStatus":               {lwsIn(ptr.To(int32(2)), lws.Status{}), false},
+		"AllReady":               {lwsIn(ptr.To(int32(2)), lws.Status{Conditions: available, Replicas: 2, UpdatedReplicas: 2, ReadyReplicas: 2}), true},
+		"DefaultOneReplica":      {lwsIn(nil, lws.Status{Conditions: available, Replicas: 1, UpdatedReplicas: 1, ReadyReplicas: 1}), true},
+		"Progressing":            {lwsIn(ptr.To(int32(2)), lws.Status{Conditions: []metav1.Condition{cond(lws.Available, metav1.ConditionFalse), cond(lws.Progressing, metav1.ConditionTrue)}, Replicas: 2, UpdatedReplicas: 2, ReadyReplicas: 1}), false},
+		"ScaledUpNotCounted":     {lwsIn(ptr.To(int32(3)), lws.Status{Conditions: available, Replicas: 2, UpdatedReplicas: 2, ReadyReplicas: 2}), false},
+		"NotAllUpdated":          {lwsIn(ptr.To(int32(2)), lws.Status{Conditions: available, Replicas: 2, UpdatedReplicas: 1, ReadyReplicas: 2}), false},
+		"AvailableConditionOnly": {lwsIn(ptr.To(int32(2)), lws.Status{Conditions: available}), false},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			if got := lwsReady(tc.l); got != tc.want {
+			if got := render.LWSReady(tc.l); got != tc.want {
 				t.Errorf("lwsReady = %v, want %v", got, tc.want)
 			}
 		})
@@ -281,9 +287,9 @@ func TestMultiNodeResolve(t *testing.T) {
 			}
 			var c corev1.Container
 			if tc.groups {
-				c = desiredObject[leaderWorkerSet](t, rsp, resourceLeaderWorkerSet).Spec.LeaderWorkerTemplate.LeaderTemplate.Spec.Containers[0]
+				c = desiredObject[lws.LeaderWorkerSet](t, rsp, render.ResourceLeaderWorkerSet).Spec.LeaderWorkerTemplate.LeaderTemplate.Spec.Containers[0]
 			} else {
-				d := desiredObject[appsv1.Deployment](t, rsp, resourceDeployment)
+				d := desiredObject[appsv1.Deployment](t, rsp, render.ResourceDeployment)
 				if d == nil {
 					t.Fatalf("no Deployment; desired %v", desiredNames(rsp))
 				}
@@ -306,12 +312,12 @@ func TestNodesOneAnyRuntime(t *testing.T) {
 	if msg := fatalMessage(rsp); msg != "" {
 		t.Fatal(msg)
 	}
-	d := desiredObject[appsv1.Deployment](t, rsp, resourceDeployment)
+	d := desiredObject[appsv1.Deployment](t, rsp, render.ResourceDeployment)
 	if d == nil {
 		t.Fatalf("no Deployment; desired %v", desiredNames(rsp))
 	}
 	for _, a := range d.Spec.Template.Spec.Containers[0].Args {
-		if strings.HasPrefix(a, flagTensorParallel) || strings.HasPrefix(a, flagPipelineParallel) {
+		if strings.HasPrefix(a, resolve.FlagTensorParallel) || strings.HasPrefix(a, resolve.FlagPipelineParallel) {
 			t.Errorf("arg %q: spec.nodes 1 adds no parallel flags", a)
 		}
 	}
@@ -332,7 +338,7 @@ func TestGroupsMaxUnavailable(t *testing.T) {
 		{intstr.FromString("25%"), intstr.FromString("25%")},
 	}
 	for _, c := range cases {
-		if got := groupsMaxUnavailable(c.in); got != c.want {
+		if got := render.GroupsMaxUnavailable(c.in); got != c.want {
 			t.Errorf("groupsMaxUnavailable(%s) = %s, want %s", c.in.String(), got.String(), c.want.String())
 		}
 	}

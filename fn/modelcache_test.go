@@ -10,6 +10,10 @@ import (
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/google/go-cmp/cmp"
+	"github.com/inferno-ai/function-inferno/internal/observe"
+	"github.com/inferno-ai/function-inferno/internal/reason"
+	"github.com/inferno-ai/function-inferno/internal/render"
+	"github.com/inferno-ai/function-inferno/internal/resolve"
 	"google.golang.org/protobuf/proto"
 	appsv1 "k8s.io/api/apps/v1"
 	"sigs.k8s.io/yaml"
@@ -42,7 +46,7 @@ func withRequired(t testing.TB, req *fnv1.RunFunctionRequest, objs ...map[string
 	for _, o := range objs {
 		items.Items = append(items.Items, &fnv1.Resource{Resource: mustStruct(t, o)})
 	}
-	req.RequiredResources = map[string]*fnv1.Resources{requirementCache: items}
+	req.RequiredResources = map[string]*fnv1.Resources{observe.RequirementCache: items}
 	return req
 }
 
@@ -122,14 +126,14 @@ func TestModelCacheComposes(t *testing.T) {
 	rsp, _ := settle(t, cache, nil, world{}, nil)
 	var jobs []string
 	for _, n := range desiredNames(rsp) {
-		if strings.HasPrefix(n, resourceJobPrefix) {
+		if strings.HasPrefix(n, render.ResourceJobPrefix) {
 			jobs = append(jobs, n)
 		}
 	}
-	if len(jobs) != 2 || !slices.Contains(desiredNames(rsp), resourcePVC) || len(desiredNames(rsp)) != 3 {
+	if len(jobs) != 2 || !slices.Contains(desiredNames(rsp), render.ResourcePVC) || len(desiredNames(rsp)) != 3 {
 		t.Fatalf("desired %v, want the volume and two pull Jobs", desiredNames(rsp))
 	}
-	pvc := desiredMap(t, rsp, resourcePVC)
+	pvc := desiredMap(t, rsp, render.ResourcePVC)
 	if name, _ := nested(pvc, "metadata", "name"); name != "llama-3-1-8b-cache" {
 		t.Errorf("volume %v, want llama-3-1-8b-cache", name)
 	}
@@ -170,30 +174,30 @@ func TestServiceOnCache(t *testing.T) {
 	// The first call of a reconcile: the cache is not fetched yet.
 	first := run(t, newRequest(t, svc, nil))
 	want := &fnv1.ResourceSelector{ApiVersion: "inference.inferno.io/v1alpha1", Kind: "ModelCache", Match: &fnv1.ResourceSelector_MatchName{MatchName: "llama-3-1-8b"}, Namespace: proto.String("team-a")}
-	if got := first.GetRequirements().GetResources()[requirementCache]; !proto.Equal(got, want) {
+	if got := first.GetRequirements().GetResources()[observe.RequirementCache]; !proto.Equal(got, want) {
 		t.Errorf("requirement %v, want %v", got, want)
 	}
-	if got := first.GetRequirements().GetExtraResources()[requirementCache]; !proto.Equal(got, want) { //nolint:staticcheck // Crossplane v1's field.
+	if got := first.GetRequirements().GetExtraResources()[observe.RequirementCache]; !proto.Equal(got, want) { //nolint:staticcheck // Crossplane v1's field.
 		t.Errorf("deprecated requirement %v, want %v", got, want)
 	}
 	if len(desiredNames(first)) != 0 {
 		t.Errorf("desired %v before the cache is known, want nothing", desiredNames(first))
 	}
 
-	served := map[string]weights{}
+	served := map[string]render.Weights{}
 	for _, name := range []string{"chat", "chat-2"} {
 		x := readYAML(t, onCacheXRPath)
-		setPath(x, name, "metadata", "labels", labelClaimName)
+		setPath(x, name, "metadata", "labels", resolve.LabelClaimName)
 		rsp, _ := settle(t, x, nil, world{}, nil, claim)
 		names := desiredNames(rsp)
-		if diff := cmp.Diff([]string{resourceDeployment, resourceService}, names); diff != "" {
+		if diff := cmp.Diff([]string{render.ResourceDeployment, render.ResourceService}, names); diff != "" {
 			t.Errorf("%s desired (-want +got): no volume, no pull Job\n%s", name, diff)
 		}
-		d := desiredObject[appsv1.Deployment](t, rsp, resourceDeployment)
+		d := desiredObject[appsv1.Deployment](t, rsp, render.ResourceDeployment)
 		w := mustWeights(t, d)
 		served[name] = w
 		for _, v := range d.Spec.Template.Spec.Volumes {
-			if v.Name == volumeWeights && (v.PersistentVolumeClaim == nil || !v.PersistentVolumeClaim.ReadOnly) {
+			if v.Name == render.VolumeWeights && (v.PersistentVolumeClaim == nil || !v.PersistentVolumeClaim.ReadOnly) {
 				t.Errorf("%s mounts the cache's volume writable", name)
 			}
 		}
@@ -249,12 +253,12 @@ func TestServiceOnCacheStates(t *testing.T) {
 			}
 			var weights *cond
 			for _, c := range conditionsOf(rsp) {
-				if c.Type == conditionWeightsReady {
+				if c.Type == reason.ConditionWeightsReady {
 					weights = &c
 				}
 			}
 			if weights == nil || weights.Reason != tc.reason {
-				t.Errorf("WeightsReady %+v, want reason %s (%s)", weights, tc.reason, conditionMessage(rsp, conditionWeightsReady))
+				t.Errorf("WeightsReady %+v, want reason %s (%s)", weights, tc.reason, conditionMessage(rsp, reason.ConditionWeightsReady))
 			}
 			if st := statusOf(rsp); st["phase"] != tc.phase {
 				t.Errorf("phase %v, want %s: %v", st["phase"], tc.phase, st["message"])
@@ -264,7 +268,7 @@ func TestServiceOnCacheStates(t *testing.T) {
 			if held := rsp.GetDesired().GetComposite().GetReady() == fnv1.Ready_READY_FALSE; held != (tc.reason != "Cached") {
 				t.Errorf("composite held not ready: %v, want %v", held, tc.reason != "Cached")
 			}
-			if _, ok := rsp.GetDesired().GetResources()[resourceDeployment]; ok != tc.servers {
+			if _, ok := rsp.GetDesired().GetResources()[render.ResourceDeployment]; ok != tc.servers {
 				t.Errorf("Deployment returned: %v, want %v (servers wait for the cache, and once they exist are kept)", ok, tc.servers)
 			}
 		})

@@ -7,6 +7,8 @@ import (
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/google/go-cmp/cmp"
+	"github.com/inferno-ai/function-inferno/internal/observe"
+	"github.com/inferno-ai/function-inferno/internal/resolve"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -18,8 +20,8 @@ func takenService(name, owner, version, component string) map[string]any {
 		"metadata": map[string]any{
 			"name": name, "namespace": "team-a",
 			"labels": map[string]any{
-				labelClaimName: owner, labelClaimNamespace: "team-a", labelComposite: owner + "-x1y2z",
-				labelInstance: owner, labelVersion: version, labelComponent: component,
+				resolve.LabelClaimName: owner, resolve.LabelClaimNamespace: "team-a", resolve.LabelComposite: owner + "-x1y2z",
+				resolve.LabelInstance: owner, resolve.LabelVersion: version, resolve.LabelComponent: component,
 			},
 			"ownerReferences": []any{map[string]any{
 				"apiVersion": "inference.inferno.io/v1alpha1", "kind": "XInferenceService", "name": owner + "-x1y2z",
@@ -41,7 +43,7 @@ func withServices(t testing.TB, req *fnv1.RunFunctionRequest, services map[strin
 		if svc != nil {
 			items.Items = []*fnv1.Resource{{Resource: mustStruct(t, svc)}}
 		}
-		req.RequiredResources[requirementServicePrefix+name] = items
+		req.RequiredResources[observe.RequirementServicePrefix+name] = items
 	}
 	return req
 }
@@ -59,11 +61,11 @@ func TestNameClashes(t *testing.T) {
 			return xr
 		}
 	}
-	ours := takenService("llama", "llama", "", componentServer)
-	setPath(ours, "llama-abcde", "metadata", "labels", labelComposite)
+	ours := takenService("llama", "llama", "", resolve.ComponentServer)
+	setPath(ours, "llama-abcde", "metadata", "labels", resolve.LabelComposite)
 	setPath(ours, []any{map[string]any{"apiVersion": "inference.inferno.io/v1alpha1", "kind": "XInferenceService", "name": "llama-abcde", "uid": "u1", "controller": true}}, "metadata", "ownerReferences")
-	sameLabelOtherUID := takenService("llama", "llama", "", componentServer)
-	setPath(sameLabelOtherUID, "llama-abcde", "metadata", "labels", labelComposite)
+	sameLabelOtherUID := takenService("llama", "llama", "", resolve.ComponentServer)
+	setPath(sameLabelOtherUID, "llama-abcde", "metadata", "labels", resolve.LabelComposite)
 	byHand := map[string]any{"apiVersion": "v1", "kind": "Service", "metadata": map[string]any{"name": "llama", "namespace": "team-a"}}
 	namespaced := func() map[string]any {
 		xr := readYAML(t, namespacedXR)
@@ -82,7 +84,7 @@ func TestNameClashes(t *testing.T) {
 		"ByHand":            {xr: llama, services: map[string]map[string]any{"llama": byHand}, refused: "something other than an InferenceService"},
 		// A namespaced InferenceService and a claim of one name in one
 		// namespace: the same Service.
-		"NamespacedBesideClaim": {xr: namespaced, services: map[string]map[string]any{"llama": takenService("llama", "llama", "1", componentServer)}, refused: "metadata.name: would name Service llama, which InferenceService llama already has in namespace team-a"},
+		"NamespacedBesideClaim": {xr: namespaced, services: map[string]map[string]any{"llama": takenService("llama", "llama", "1", resolve.ComponentServer)}, refused: "metadata.name: would name Service llama, which InferenceService llama already has in namespace team-a"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -102,17 +104,17 @@ func TestNameRequirements(t *testing.T) {
 	names := func(rsp *fnv1.RunFunctionResponse) []string {
 		var out []string
 		for k, sel := range rsp.GetRequirements().GetResources() {
-			if !strings.HasPrefix(k, requirementServicePrefix) {
+			if !strings.HasPrefix(k, observe.RequirementServicePrefix) {
 				continue
 			}
-			want := &fnv1.ResourceSelector{ApiVersion: "v1", Kind: "Service", Match: &fnv1.ResourceSelector_MatchName{MatchName: strings.TrimPrefix(k, requirementServicePrefix)}, Namespace: proto.String("team-a")}
+			want := &fnv1.ResourceSelector{ApiVersion: "v1", Kind: "Service", Match: &fnv1.ResourceSelector_MatchName{MatchName: strings.TrimPrefix(k, observe.RequirementServicePrefix)}, Namespace: proto.String("team-a")}
 			if !proto.Equal(sel, want) {
 				t.Errorf("requirement %s = %v, want %v", k, sel, want)
 			}
 			if !proto.Equal(rsp.GetRequirements().GetExtraResources()[k], want) { //nolint:staticcheck // Crossplane v1's field.
 				t.Errorf("deprecated requirement %s missing", k)
 			}
-			out = append(out, strings.TrimPrefix(k, requirementServicePrefix))
+			out = append(out, strings.TrimPrefix(k, observe.RequirementServicePrefix))
 		}
 		slices.Sort(out)
 		return out

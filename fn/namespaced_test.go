@@ -6,9 +6,9 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"google.golang.org/protobuf/testing/protocmp"
-
 	"github.com/inferno-ai/function-inferno/apis/inference/v1alpha1"
+	"github.com/inferno-ai/function-inferno/internal/resolve"
+	"google.golang.org/protobuf/testing/protocmp"
 )
 
 // Paths of the namespaced (Crossplane v2) example.
@@ -125,7 +125,7 @@ func TestNamespacedBadName(t *testing.T) {
 	cases := map[string]struct {
 		name, fix string
 	}{
-		"TooLong":      {name: "l" + strings.Repeat("o", maxNameLength), fix: "use at most"},
+		"TooLong":      {name: "l" + strings.Repeat("o", resolve.MaxNameLength), fix: "use at most"},
 		"DotsInName":   {name: "llama.v1", fix: "cannot name the Service"},
 		"LeadingDigit": {name: "3llama", fix: "cannot name the Service"},
 	}

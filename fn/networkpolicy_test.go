@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/inferno-ai/function-inferno/internal/render"
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	networkingv1 "k8s.io/api/networking/v1"
@@ -31,17 +32,17 @@ func TestNetworkPolicies(t *testing.T) {
 		"OwnNamespaceOnly": {
 			xr:   func(testing.TB) map[string]any { return testXR() },
 			in:   map[string]any{"networkPolicy": map[string]any{"enabled": true}},
-			want: policies{Names: map[string]string{resourceNetworkPolicy: "llama", resourceNetworkPolicyPull: "llama.pull"}, ServerFrom: []string{"team-a"}},
+			want: policies{Names: map[string]string{render.ResourceNetworkPolicy: "llama", render.ResourceNetworkPolicyPull: "llama.pull"}, ServerFrom: []string{"team-a"}},
 		},
 		"GatewayFromTraffic": {
 			xr:   canaryXR,
 			in:   map[string]any{"networkPolicy": map[string]any{"enabled": true, "metricsNamespace": "monitoring"}, "traffic": map[string]any{"gateway": gateway}},
-			want: policies{Names: map[string]string{resourceNetworkPolicy: "llama", resourceNetworkPolicyPull: "llama.pull"}, ServerFrom: []string{"team-a", "gateways", "monitoring"}},
+			want: policies{Names: map[string]string{render.ResourceNetworkPolicy: "llama", render.ResourceNetworkPolicyPull: "llama.pull"}, ServerFrom: []string{"team-a", "gateways", "monitoring"}},
 		},
 		"GatewayDataPlaneNamespace": {
 			xr:   func(testing.TB) map[string]any { return testXR() },
 			in:   map[string]any{"networkPolicy": map[string]any{"enabled": true, "gatewayNamespace": "envoy-gateway-system", "metricsNamespace": "team-a"}, "traffic": map[string]any{"gateway": gateway}},
-			want: policies{Names: map[string]string{resourceNetworkPolicy: "llama", resourceNetworkPolicyPull: "llama.pull"}, ServerFrom: []string{"team-a", "envoy-gateway-system"}},
+			want: policies{Names: map[string]string{render.ResourceNetworkPolicy: "llama", render.ResourceNetworkPolicyPull: "llama.pull"}, ServerFrom: []string{"team-a", "envoy-gateway-system"}},
 		},
 		"UserVolumeNoPulls": {
 			xr: func(testing.TB) map[string]any {
@@ -50,19 +51,19 @@ func TestNetworkPolicies(t *testing.T) {
 				return xr
 			},
 			in:   map[string]any{"networkPolicy": map[string]any{"enabled": true}},
-			want: policies{Names: map[string]string{resourceNetworkPolicy: "llama"}, ServerFrom: []string{"team-a"}},
+			want: policies{Names: map[string]string{render.ResourceNetworkPolicy: "llama"}, ServerFrom: []string{"team-a"}},
 		},
 		"ModelCache": {
 			xr:   func(t testing.TB) map[string]any { return readYAML(t, cacheXRPath) },
 			in:   map[string]any{"networkPolicy": map[string]any{"enabled": true}},
-			want: policies{Names: map[string]string{resourceNetworkPolicyPull: "llama-3-1-8b.cache-pull"}},
+			want: policies{Names: map[string]string{render.ResourceNetworkPolicyPull: "llama-3-1-8b.cache-pull"}},
 		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			rsp, _ := settle(t, tc.xr(t), tc.in, world{}, nil)
 			got := policies{Names: map[string]string{}}
-			for _, rn := range []string{resourceNetworkPolicy, resourceNetworkPolicyPull} {
+			for _, rn := range []string{render.ResourceNetworkPolicy, render.ResourceNetworkPolicyPull} {
 				if _, ok := rsp.GetDesired().GetResources()[rn]; !ok {
 					continue
 				}
@@ -71,9 +72,9 @@ func TestNetworkPolicies(t *testing.T) {
 				if readiness(rsp, rn) != readyTrue {
 					t.Errorf("%s is not ready once observed", rn)
 				}
-				if rn == resourceNetworkPolicy {
+				if rn == render.ResourceNetworkPolicy {
 					for _, p := range np.Spec.Ingress[0].From {
-						got.ServerFrom = append(got.ServerFrom, p.NamespaceSelector.MatchLabels[labelNamespaceName])
+						got.ServerFrom = append(got.ServerFrom, p.NamespaceSelector.MatchLabels[render.LabelNamespaceName])
 					}
 				} else if len(np.Spec.Ingress) != 0 || len(np.Spec.PolicyTypes) != 1 || np.Spec.PolicyTypes[0] != networkingv1.PolicyTypeIngress {
 					t.Errorf("the pull pods' policy allows ingress: %+v", np.Spec)
@@ -99,16 +100,16 @@ func TestNetworkPolicySelectors(t *testing.T) {
 		}
 		return sel
 	}
-	servers, pulls := selector(resourceNetworkPolicy), selector(resourceNetworkPolicyPull)
+	servers, pulls := selector(render.ResourceNetworkPolicy), selector(render.ResourceNetworkPolicyPull)
 	type selected struct{ Servers, Pulls bool }
 	want, got := map[string]selected{}, map[string]selected{}
 	for _, rn := range desiredNames(rsp) {
 		var pod labels.Set
 		switch {
-		case strings.HasPrefix(rn, resourceDeployment):
+		case strings.HasPrefix(rn, render.ResourceDeployment):
 			pod = desiredObject[appsv1.Deployment](t, rsp, rn).Spec.Template.Labels
 			want[rn] = selected{Servers: true}
-		case strings.HasPrefix(rn, resourceJobPrefix):
+		case strings.HasPrefix(rn, render.ResourceJobPrefix):
 			pod = desiredObject[batchv1.Job](t, rsp, rn).Spec.Template.Labels
 			want[rn] = selected{Pulls: true}
 		default:

@@ -2,12 +2,17 @@ package fn
 
 import (
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/inferno-ai/function-inferno/internal/reason"
+	"github.com/inferno-ai/function-inferno/internal/render"
+	"github.com/inferno-ai/function-inferno/internal/resolve"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/ptr"
 )
 
 const (
@@ -27,7 +32,7 @@ func ociXR(uri string) map[string]any {
 }
 
 func TestParseOCI(t *testing.T) {
-	cases := map[string]ociReference{
+	cases := map[string]resolve.OCIReference{
 		"registry.example.com/models/llama:1":                     {Registry: "registry.example.com", Repository: "models/llama", Tag: "1"},
 		"registry.example.com/llama@" + testDigest:                {Registry: "registry.example.com", Repository: "llama", Digest: testDigest},
 		"registry.example.com:5000/a/b/c:v1.2_x-y":                {Registry: "registry.example.com:5000", Repository: "a/b/c", Tag: "v1.2_x-y"},
@@ -40,8 +45,8 @@ func TestParseOCI(t *testing.T) {
 	}
 	for in, want := range cases {
 		t.Run(in, func(t *testing.T) {
-			var errs fieldErrors
-			got, ok := parseOCI(in, "spec.model.uri", &errs)
+			var errs resolve.FieldErrors
+			got, ok := resolve.ParseOCI(in, "spec.model.uri", &errs)
 			if !ok || len(errs) > 0 {
 				t.Fatalf("refused: %v", errs)
 			}
@@ -63,8 +68,8 @@ func TestParseOCI(t *testing.T) {
 	}
 	for _, in := range bad {
 		t.Run("bad/"+in, func(t *testing.T) {
-			var errs fieldErrors
-			if _, ok := parseOCI(in, "spec.model.uri", &errs); ok || len(errs) != 1 || !strings.HasPrefix(errs[0], "spec.model.uri: ") {
+			var errs resolve.FieldErrors
+			if _, ok := resolve.ParseOCI(in, "spec.model.uri", &errs); ok || len(errs) != 1 || !strings.HasPrefix(errs[0], "spec.model.uri: ") {
 				t.Errorf("parseOCI(%q) = ok %v, errors %v; want one error naming spec.model.uri", in, ok, errs)
 			}
 		})
@@ -80,18 +85,18 @@ func TestOCIFresh(t *testing.T) {
 	if msg := fatalMessage(rsp); msg != "" {
 		t.Fatal(msg)
 	}
-	if diff := cmp.Diff([]string{resourceDeployment, resourceService}, desiredNames(rsp)); diff != "" {
+	if diff := cmp.Diff([]string{render.ResourceDeployment, render.ResourceService}, desiredNames(rsp)); diff != "" {
 		t.Errorf("desired (-want +got):\n%s", diff)
 	}
-	d := desiredObject[appsv1.Deployment](t, rsp, resourceDeployment)
+	d := desiredObject[appsv1.Deployment](t, rsp, render.ResourceDeployment)
 	pod := d.Spec.Template.Spec
-	wantVolume := corev1.Volume{Name: volumeWeights, VolumeSource: corev1.VolumeSource{Image: &corev1.ImageVolumeSource{
+	wantVolume := corev1.Volume{Name: render.VolumeWeights, VolumeSource: corev1.VolumeSource{Image: &corev1.ImageVolumeSource{
 		Reference: "registry.example.com/models/llama@" + testDigest, PullPolicy: corev1.PullIfNotPresent,
 	}}}
 	if diff := cmp.Diff(wantVolume, pod.Volumes[0]); diff != "" {
 		t.Errorf("weights volume (-want +got):\n%s", diff)
 	}
-	wantMount := corev1.VolumeMount{Name: volumeWeights, MountPath: mountModel, ReadOnly: true}
+	wantMount := corev1.VolumeMount{Name: render.VolumeWeights, MountPath: render.MountModel, ReadOnly: true}
 	if diff := cmp.Diff(wantMount, pod.Containers[0].VolumeMounts[0]); diff != "" {
 		t.Errorf("weights mount (-want +got):\n%s", diff)
 	}
@@ -104,7 +109,7 @@ func TestOCIFresh(t *testing.T) {
 			t.Errorf("server env %s reads %v", e.Name, e.ValueFrom)
 		}
 	}
-	if got := conditionReason(rsp, conditionWeightsReady); got != "ImageVolumePending" {
+	if got := conditionReason(rsp, reason.ConditionWeightsReady); got != "ImageVolumePending" {
 		t.Errorf("WeightsReady %s, want ImageVolumePending", got)
 	}
 	if st := statusOf(rsp); st["phase"] != "Starting" {
@@ -118,7 +123,7 @@ func TestOCIFresh(t *testing.T) {
 // TestOCITag: a tag is pulled Always, and warned about.
 func TestOCITag(t *testing.T) {
 	rsp := run(t, newRequest(t, ociXR("oci://registry.example.com/models/llama:3.1"), ociInput()))
-	d := desiredObject[appsv1.Deployment](t, rsp, resourceDeployment)
+	d := desiredObject[appsv1.Deployment](t, rsp, render.ResourceDeployment)
 	if got := d.Spec.Template.Spec.Volumes[0].Image.PullPolicy; got != corev1.PullAlways {
 		t.Errorf("pull policy %s, want Always", got)
 	}
@@ -147,18 +152,18 @@ func TestOCIConditions(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			obs := []observedObject{observeDeployment(t, fresh, 1, tc.status), observedFrom(t, fresh, resourceService, map[string]any{})}
+			obs := []observedObject{observeDeployment(t, fresh, 1, tc.status), observedFrom(t, fresh, render.ResourceService, map[string]any{})}
 			rsp := run(t, newRequest(t, xr, in, obs...))
-			if got := conditionReason(rsp, conditionWeightsReady); got != tc.reason {
+			if got := conditionReason(rsp, reason.ConditionWeightsReady); got != tc.reason {
 				t.Errorf("WeightsReady %s, want %s", got, tc.reason)
 			}
-			if msg := conditionMessage(rsp, conditionWeightsReady); !strings.Contains(msg, tc.says) {
+			if msg := conditionMessage(rsp, reason.ConditionWeightsReady); !strings.Contains(msg, tc.says) {
 				t.Errorf("WeightsReady message %q does not say %q", msg, tc.says)
 			}
 			if st := statusOf(rsp); st["phase"] != tc.phase {
 				t.Errorf("phase %v, want %s: %v", st["phase"], tc.phase, st["message"])
 			}
-			if diff := cmp.Diff([]string{resourceDeployment, resourceService}, desiredNames(rsp)); diff != "" {
+			if diff := cmp.Diff([]string{render.ResourceDeployment, render.ResourceService}, desiredNames(rsp)); diff != "" {
 				t.Errorf("desired (-want +got):\n%s", diff)
 			}
 		})
@@ -177,14 +182,14 @@ func TestOCIFromPulled(t *testing.T) {
 	if msg := fatalMessage(rsp); msg != "" {
 		t.Fatal(msg)
 	}
-	if diff := cmp.Diff([]string{resourceDeployment, resourceService}, desiredNames(rsp)); diff != "" {
+	if diff := cmp.Diff([]string{render.ResourceDeployment, render.ResourceService}, desiredNames(rsp)); diff != "" {
 		t.Errorf("desired (-want +got):\n%s", diff)
 	}
-	d := desiredObject[appsv1.Deployment](t, rsp, resourceDeployment)
+	d := desiredObject[appsv1.Deployment](t, rsp, render.ResourceDeployment)
 	if v := d.Spec.Template.Spec.Volumes[0]; v.Image == nil || v.PersistentVolumeClaim != nil {
 		t.Errorf("weights volume %+v, want the image alone", v.VolumeSource)
 	}
-	if got := conditionReason(rsp, conditionWeightsReady); got != "ImageVolumePulling" {
+	if got := conditionReason(rsp, reason.ConditionWeightsReady); got != "ImageVolumePulling" {
 		t.Errorf("WeightsReady %s, want ImageVolumePulling (the observed servers are on the old weights)", got)
 	}
 }
@@ -192,10 +197,10 @@ func TestOCIFromPulled(t *testing.T) {
 // TestOCIServedWeights: a Deployment's template records oci:// weights
 // whole, so a departing version is rendered again as it was.
 func TestOCIServedWeights(t *testing.T) {
-	w := weights{ID: "abc", Image: "registry.example.com/llama:1", PullPolicy: corev1.PullAlways, PullSecret: "regcred"}
+	w := render.Weights{ID: "abc", Image: "registry.example.com/llama:1", PullPolicy: corev1.PullAlways, PullSecret: "regcred"}
 	s := mustResolve(t, ociXR(testOCI), ociInput())
-	d := renderDeployment(s, s.primary(), w, ptrTo(int32(1)))
-	got, ok := servedWeights(&d.Spec.Template)
+	d := render.Deployment(s, s.Primary(), w, ptr.To(int32(1)))
+	got, ok := render.ServedWeights(&d.Spec.Template)
 	if !ok {
 		t.Fatal("the template does not say what it serves")
 	}
@@ -223,8 +228,8 @@ func TestOCICanary(t *testing.T) {
 	t.Run("BesidePulled", func(t *testing.T) {
 		rsp, _ := settle(t, canary("hf://meta-llama/Llama-3.1-8B-Instruct", testOCI, true), ociInput(), world{}, nil)
 		names := desiredNames(rsp)
-		for _, want := range []string{resourcePVC, "deployment", "deployment-2"} {
-			if !contains(names, want) {
+		for _, want := range []string{render.ResourcePVC, "deployment", "deployment-2"} {
+			if !slices.Contains(names, want) {
 				t.Errorf("desired %v lacks %s", names, want)
 			}
 		}
@@ -252,7 +257,7 @@ func TestOCICanary(t *testing.T) {
 				t.Errorf("%s imagePullSecrets (-want +got):\n%s", name, diff)
 			}
 		}
-		if contains(desiredNames(rsp), resourcePVC) {
+		if slices.Contains(desiredNames(rsp), render.ResourcePVC) {
 			t.Errorf("desired %v: no version pulls, so no volume", desiredNames(rsp))
 		}
 	})
@@ -301,7 +306,7 @@ func TestOCIGolden(t *testing.T) {
 		t.Run(stage, func(t *testing.T) {
 			fixture := filepath.Join(ociDir, "observed", stage+".yaml")
 			if *update {
-				obs := []observedObject{observeDeployment(t, fresh, 2, deploymentStatus(2, ready)), observedFrom(t, fresh, resourceService, map[string]any{})}
+				obs := []observedObject{observeDeployment(t, fresh, 2, deploymentStatus(2, ready)), observedFrom(t, fresh, render.ResourceService, map[string]any{})}
 				writeObserved(t, fixture, "examples/oci/xr.yaml", stage, obs)
 			}
 			rsp := run(t, newRequest(t, xr, in, readObserved(t, fixture)...))
@@ -330,18 +335,18 @@ func TestOCINewDigest(t *testing.T) {
 	next := "oci://registry.example.com/models/llama@sha256:" + strings.Repeat("f", 64)
 	setPath(xr, next, "spec", "model", "uri")
 	rsp := run(t, newRequest(t, xr, in, obs...))
-	d := desiredObject[appsv1.Deployment](t, rsp, resourceDeployment)
+	d := desiredObject[appsv1.Deployment](t, rsp, render.ResourceDeployment)
 	if got := d.Spec.Template.Spec.Volumes[0].Image.Reference; got != strings.TrimPrefix(next, "oci://") {
 		t.Errorf("the servers mount %s, want the new digest", got)
 	}
-	if got := conditionReason(rsp, conditionWeightsReady); got != "ImageVolumePulling" {
+	if got := conditionReason(rsp, reason.ConditionWeightsReady); got != "ImageVolumePulling" {
 		t.Errorf("WeightsReady %s, want ImageVolumePulling until a server is ready on the new digest", got)
 	}
 	if st := statusOf(rsp); st["phase"] != "Serving" {
 		t.Errorf("phase %v, want Serving (the old servers answer): %v", st["phase"], st["message"])
 	}
 	rsp, _ = settle(t, xr, in, world{}, obs)
-	if got := conditionReason(rsp, conditionWeightsReady); got != "ImageVolumeMounted" {
+	if got := conditionReason(rsp, reason.ConditionWeightsReady); got != "ImageVolumeMounted" {
 		t.Errorf("settled: WeightsReady %s, want ImageVolumeMounted", got)
 	}
 }

@@ -5,6 +5,9 @@ import (
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/google/go-cmp/cmp"
+	"github.com/inferno-ai/function-inferno/internal/kinds/monitoring"
+	"github.com/inferno-ai/function-inferno/internal/render"
+	"github.com/inferno-ai/function-inferno/internal/resolve"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 )
@@ -49,35 +52,35 @@ func TestPodMonitor(t *testing.T) {
 			if msg := fatalMessage(rsp); msg != "" {
 				t.Fatal(msg)
 			}
-			_, has := rsp.GetDesired().GetResources()[resourcePodMonitor]
+			_, has := rsp.GetDesired().GetResources()[render.ResourcePodMonitor]
 			if tc.want == nil {
 				if has {
-					t.Errorf("a PodMonitor rendered: %v", desiredMap(t, rsp, resourcePodMonitor))
+					t.Errorf("a PodMonitor rendered: %v", desiredMap(t, rsp, render.ResourcePodMonitor))
 				}
 				return
 			}
-			pm := desiredObject[podMonitorObject](t, rsp, resourcePodMonitor)
+			pm := desiredObject[monitoring.PodMonitor](t, rsp, render.ResourcePodMonitor)
 			sel, err := metav1.LabelSelectorAsSelector(&pm.Spec.Selector)
 			if err != nil {
 				t.Fatal(err)
 			}
 			pod := func(component string) bool {
-				return sel.Matches(labels.Set{labelInstance: "llama", labelComponent: component})
+				return sel.Matches(labels.Set{resolve.LabelInstance: "llama", resolve.LabelComponent: component})
 			}
 			ep := pm.Spec.PodMetricsEndpoints[0]
 			got := &endpoint{Port: *ep.PortNumber, Path: ep.Path, Interval: ep.Interval, Namespace: pm.Namespace, Release: pm.Labels["release"],
-				Server: pod(componentServer), Canary: pod(componentCanary), Pull: pod(componentPuller)}
+				Server: pod(resolve.ComponentServer), Canary: pod(resolve.ComponentCanary), Pull: pod(resolve.ComponentPuller)}
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("PodMonitor (-want +got):\n%s", diff)
 			}
-			if sel.Matches(labels.Set{labelInstance: "llama-2", labelComponent: componentServer}) {
+			if sel.Matches(labels.Set{resolve.LabelInstance: "llama-2", resolve.LabelComponent: resolve.ComponentServer}) {
 				t.Error("the PodMonitor selects another claim's servers")
 			}
-			if pm.APIVersion != "monitoring.coreos.com/v1" || pm.Kind != "PodMonitor" || readiness(rsp, resourcePodMonitor) != fnv1.Ready_READY_FALSE {
-				t.Errorf("%s %s, ready %v before it is observed", pm.APIVersion, pm.Kind, readiness(rsp, resourcePodMonitor))
+			if pm.APIVersion != "monitoring.coreos.com/v1" || pm.Kind != "PodMonitor" || readiness(rsp, render.ResourcePodMonitor) != fnv1.Ready_READY_FALSE {
+				t.Errorf("%s %s, ready %v before it is observed", pm.APIVersion, pm.Kind, readiness(rsp, render.ResourcePodMonitor))
 			}
-			again := run(t, newRequest(t, tc.xr(t), tc.in, observedFrom(t, rsp, resourcePodMonitor, nil)))
-			if readiness(again, resourcePodMonitor) != fnv1.Ready_READY_TRUE {
+			again := run(t, newRequest(t, tc.xr(t), tc.in, observedFrom(t, rsp, render.ResourcePodMonitor, nil)))
+			if readiness(again, render.ResourcePodMonitor) != fnv1.Ready_READY_TRUE {
 				t.Error("the PodMonitor is not ready once observed")
 			}
 		})

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/inferno-ai/function-inferno/internal/resolve"
 	"google.golang.org/protobuf/testing/protocmp"
 )
 
@@ -71,13 +72,13 @@ func TestSourceAllowed(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			m := model{URI: tc.uri}
-			var errs fieldErrors
-			parseURI(&m, "uri", &errs)
+			m := resolve.Model{URI: tc.uri}
+			var errs resolve.FieldErrors
+			resolve.ParseURI(&m, "uri", &errs)
 			if len(errs) > 0 {
 				t.Fatal(errs)
 			}
-			if diff := cmp.Diff(tc.want, sourceAllowed(m, tc.entries)); diff != "" {
+			if diff := cmp.Diff(tc.want, resolve.SourceAllowed(m, tc.entries)); diff != "" {
 				t.Errorf("sourceAllowed(%s, %v) (-want +got):\n%s", tc.uri, tc.entries, diff)
 			}
 		})
@@ -101,7 +102,7 @@ func TestImageAllowed(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			if diff := cmp.Diff(tc.want, imageAllowed(tc.image, []string{tc.prefix})); diff != "" {
+			if diff := cmp.Diff(tc.want, resolve.ImageAllowed(tc.image, []string{tc.prefix})); diff != "" {
 				t.Errorf("imageAllowed(%q, %q) (-want +got):\n%s", tc.image, tc.prefix, diff)
 			}
 		})

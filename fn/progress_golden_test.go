@@ -4,6 +4,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/inferno-ai/function-inferno/internal/render"
 )
 
 // The progress example: examples/xr.yaml under a Composition whose Input
@@ -29,13 +31,13 @@ func TestProgressGolden(t *testing.T) {
 		for _, n := range desiredNames(fresh) {
 			var status map[string]any
 			switch {
-			case n == resourcePVC:
+			case n == render.ResourcePVC:
 				status = map[string]any{"phase": "Bound"}
-			case strings.HasPrefix(n, resourceJobPrefix):
+			case strings.HasPrefix(n, render.ResourceJobPrefix):
 				status = map[string]any{"active": 1}
 			}
 			o := observedFrom(t, fresh, n, status)
-			if isProgressConfigMap(n) {
+			if render.IsProgressConfigMap(n) {
 				o.Object["data"] = map[string]any{
 					"bytes": "3328599655", "total": "16106127360", "rate": "125829120",
 					"startedAt": "2026-12-03T10:00:00Z", "updatedAt": "2026-12-03T10:00:27Z",

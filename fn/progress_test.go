@@ -6,13 +6,17 @@ import (
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/google/go-cmp/cmp"
+	"github.com/inferno-ai/function-inferno/apis/inference/v1alpha1"
+	"github.com/inferno-ai/function-inferno/input/v1beta1"
+	"github.com/inferno-ai/function-inferno/internal/observe"
+	"github.com/inferno-ai/function-inferno/internal/reason"
+	"github.com/inferno-ai/function-inferno/internal/render"
+	"github.com/inferno-ai/function-inferno/internal/resolve"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-
-	"github.com/inferno-ai/function-inferno/apis/inference/v1alpha1"
-	"github.com/inferno-ai/function-inferno/input/v1beta1"
+	"k8s.io/utils/ptr"
 )
 
 var progressInput = map[string]any{"pullProgress": map[string]any{"enabled": true, "intervalSeconds": 3}}
@@ -21,7 +25,7 @@ var progressInput = map[string]any{"pullProgress": map[string]any{"enabled": tru
 func pullJobName(t *testing.T, rsp *fnv1.RunFunctionResponse) string {
 	t.Helper()
 	for _, n := range desiredNames(rsp) {
-		if strings.HasPrefix(n, resourceJobPrefix) {
+		if strings.HasPrefix(n, render.ResourceJobPrefix) {
 			return n
 		}
 	}
@@ -50,15 +54,15 @@ func TestProgressObjects(t *testing.T) {
 	if msg := fatalMessage(rsp); msg != "" {
 		t.Fatal(msg)
 	}
-	hash := shortHash([]string{"hf://meta-llama/Llama-3.1-8B-Instruct", ""})
+	hash := resolve.ShortHash([]string{"hf://meta-llama/Llama-3.1-8B-Instruct", ""})
 	name := "llama-progress-" + hash
-	cm := desiredMap(t, rsp, resourceProgressPrefix+hash)
+	cm := desiredMap(t, rsp, render.ResourceProgressPrefix+hash)
 	if _, ok := cm["data"]; ok || cm["kind"] != "ConfigMap" {
 		t.Errorf("progress ConfigMap %v: want a ConfigMap without data (the pull pod's)", cm)
 	}
-	sa := desiredObject[corev1.ServiceAccount](t, rsp, resourceProgressSAPrefix+hash)
-	role := desiredObject[rbacv1.Role](t, rsp, resourceProgressRolePrefix+hash)
-	rb := desiredObject[rbacv1.RoleBinding](t, rsp, resourceProgressBindngPrefix+hash)
+	sa := desiredObject[corev1.ServiceAccount](t, rsp, render.ResourceProgressSAPrefix+hash)
+	role := desiredObject[rbacv1.Role](t, rsp, render.ResourceProgressRolePrefix+hash)
+	rb := desiredObject[rbacv1.RoleBinding](t, rsp, render.ResourceProgressBindingPrefix+hash)
 	type got struct {
 		SA, SANamespace string
 		SAToken         bool
@@ -86,7 +90,7 @@ func TestProgressObjects(t *testing.T) {
 	}
 	var mounted string
 	for _, m := range ps.Containers[0].VolumeMounts {
-		if m.Name == volumeProgressToken && m.ReadOnly {
+		if m.Name == render.VolumeProgressToken && m.ReadOnly {
 			mounted = m.MountPath
 		}
 	}
@@ -95,7 +99,7 @@ func TestProgressObjects(t *testing.T) {
 		mounted != v1beta1.ServiceAccountTokenDir {
 		t.Errorf("pull pod: account %q automount %v env %v token at %q", ps.ServiceAccountName, ps.AutomountServiceAccountToken, env, mounted)
 	}
-	for _, n := range []string{resourceProgressPrefix, resourceProgressSAPrefix, resourceProgressRolePrefix, resourceProgressBindngPrefix} {
+	for _, n := range []string{render.ResourceProgressPrefix, render.ResourceProgressSAPrefix, render.ResourceProgressRolePrefix, render.ResourceProgressBindingPrefix} {
 		if readiness(rsp, n+hash) != fnv1.Ready_READY_FALSE {
 			t.Errorf("%s is ready before it is observed", n+hash)
 		}
@@ -106,7 +110,7 @@ func TestProgressObjects(t *testing.T) {
 		obs = append(obs, observedFrom(t, rsp, n, nil))
 	}
 	again := run(t, newRequest(t, testXR(), progressInput, obs...))
-	for _, n := range []string{resourceProgressPrefix, resourceProgressSAPrefix, resourceProgressRolePrefix, resourceProgressBindngPrefix} {
+	for _, n := range []string{render.ResourceProgressPrefix, render.ResourceProgressSAPrefix, render.ResourceProgressRolePrefix, render.ResourceProgressBindingPrefix} {
 		if readiness(again, n+hash) != fnv1.Ready_READY_TRUE {
 			t.Errorf("%s is not ready once observed", n+hash)
 		}
@@ -118,7 +122,7 @@ func TestProgressObjects(t *testing.T) {
 // not read is left out.
 func TestProgressStatus(t *testing.T) {
 	fresh := run(t, newRequest(t, testXR(), progressInput))
-	hash := shortHash([]string{"hf://meta-llama/Llama-3.1-8B-Instruct", ""})
+	hash := resolve.ShortHash([]string{"hf://meta-llama/Llama-3.1-8B-Instruct", ""})
 	jobRes := pullJobName(t, fresh)
 	jobName := desiredObject[batchv1.Job](t, fresh, jobRes).Name
 	running := observedFrom(t, fresh, jobRes, map[string]any{"active": 1})
@@ -137,7 +141,7 @@ func TestProgressStatus(t *testing.T) {
 			data: map[string]any{"bytes": "3328599655", "total": "16106127360", "rate": "125829120", "startedAt": "2026-12-03T10:00:00Z", "updatedAt": "2026-12-03T10:00:27Z"},
 			job:  running,
 			want: v1alpha1.PullStatus{URI: "hf://meta-llama/Llama-3.1-8B-Instruct", Job: jobName, State: "Pulling",
-				BytesDone: ptrTo(int64(3328599655)), BytesTotal: ptrTo(int64(16106127360)), BytesPerSecond: ptrTo(int64(125829120)), ETASeconds: ptrTo(int64(102)),
+				BytesDone: ptr.To(int64(3328599655)), BytesTotal: ptr.To(int64(16106127360)), BytesPerSecond: ptr.To(int64(125829120)), ETASeconds: ptr.To(int64(102)),
 				StartedAt: "2026-12-03T10:00:00Z", UpdatedAt: "2026-12-03T10:00:27Z", Progress: "3.1 of 15.0 GiB (20%), 120.0 MiB/s, ETA 2m"},
 			message: ": 3.1 of 15.0 GiB (20%), 120.0 MiB/s, ETA 2m (reported 2026-12-03T10:00:27Z)",
 		},
@@ -145,7 +149,7 @@ func TestProgressStatus(t *testing.T) {
 			data: map[string]any{"bytes": "524288000", "total": "", "rate": "0", "startedAt": "2026-12-03T10:00:00Z", "updatedAt": "2026-12-03T10:00:27Z"},
 			job:  running,
 			want: v1alpha1.PullStatus{URI: "hf://meta-llama/Llama-3.1-8B-Instruct", Job: jobName, State: "Pulling",
-				BytesDone: ptrTo(int64(524288000)), BytesPerSecond: ptrTo(int64(0)),
+				BytesDone: ptr.To(int64(524288000)), BytesPerSecond: ptr.To(int64(0)),
 				StartedAt: "2026-12-03T10:00:00Z", UpdatedAt: "2026-12-03T10:00:27Z", Progress: "500.0 MiB so far, 0 B/s"},
 			message: ": 500.0 MiB so far, 0 B/s (reported 2026-12-03T10:00:27Z)",
 		},
@@ -159,20 +163,20 @@ func TestProgressStatus(t *testing.T) {
 			data: map[string]any{"bytes": "2048", "total": "1024", "updatedAt": "2026-12-03T10:00:27+02:00"},
 			job:  running,
 			want: v1alpha1.PullStatus{URI: "hf://meta-llama/Llama-3.1-8B-Instruct", Job: jobName, State: "Pulling",
-				BytesDone: ptrTo(int64(2048)), UpdatedAt: "2026-12-03T08:00:27Z", Progress: "2.0 KiB so far"},
+				BytesDone: ptr.To(int64(2048)), UpdatedAt: "2026-12-03T08:00:27Z", Progress: "2.0 KiB so far"},
 			message: ": 2.0 KiB so far (reported 2026-12-03T08:00:27Z)",
 		},
 		"Pulled": {
 			data: map[string]any{"bytes": "16106127360", "total": "16106127360", "rate": "125829120", "updatedAt": "2026-12-03T10:02:08Z"},
 			job:  observedFrom(t, fresh, jobRes, map[string]any{"conditions": []any{map[string]any{"type": "Complete", "status": "True"}}}),
 			want: v1alpha1.PullStatus{URI: "hf://meta-llama/Llama-3.1-8B-Instruct", Job: jobName, State: "Pulled",
-				BytesDone: ptrTo(int64(16106127360)), BytesTotal: ptrTo(int64(16106127360)), BytesPerSecond: ptrTo(int64(125829120)),
+				BytesDone: ptr.To(int64(16106127360)), BytesTotal: ptr.To(int64(16106127360)), BytesPerSecond: ptr.To(int64(125829120)),
 				UpdatedAt: "2026-12-03T10:02:08Z", Progress: "15.0 of 15.0 GiB (100%), 120.0 MiB/s, ETA 0s"},
 		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			cm := observedFrom(t, fresh, resourceProgressPrefix+hash, nil)
+			cm := observedFrom(t, fresh, render.ResourceProgressPrefix+hash, nil)
 			if tc.data != nil {
 				cm.Object["data"] = tc.data
 			}
@@ -192,7 +196,7 @@ func TestProgressStatus(t *testing.T) {
 			}
 			var msg string
 			for _, c := range rsp.GetConditions() {
-				if c.GetType() == conditionWeightsReady {
+				if c.GetType() == reason.ConditionWeightsReady {
 					msg = c.GetMessage()
 				}
 			}
@@ -207,25 +211,25 @@ func TestProgressStatus(t *testing.T) {
 func TestProgressWords(t *testing.T) {
 	n := func(v int64) *int64 { return &v }
 	cases := map[string]struct {
-		r    progressReport
+		r    observe.ProgressReport
 		want string
 	}{
-		"Bytes":         {r: progressReport{Bytes: n(512)}, want: "512 B so far"},
-		"KiB":           {r: progressReport{Bytes: n(1536), Total: n(4096)}, want: "1.5 of 4.0 KiB (37%)"},
-		"GiBOfTiB":      {r: progressReport{Bytes: n(3 << 30), Total: n(2 << 40), Rate: n(50 << 20)}, want: "0.0 of 2.0 TiB (0%), 50.0 MiB/s, ETA 11h39m"},
-		"SecondsLeft":   {r: progressReport{Bytes: n(190 << 20), Total: n(200 << 20), Rate: n(10 << 20)}, want: "190.0 of 200.0 MiB (95%), 10.0 MiB/s, ETA 1s"},
-		"ZeroRateNoETA": {r: progressReport{Bytes: n(0), Total: n(200 << 20), Rate: n(0)}, want: "0.0 of 200.0 MiB (0%), 0 B/s"},
-		"EmptyTotal":    {r: progressReport{Bytes: n(0), Total: n(0)}, want: "0 of 0 B"},
+		"Bytes":         {r: observe.ProgressReport{Bytes: n(512)}, want: "512 B so far"},
+		"KiB":           {r: observe.ProgressReport{Bytes: n(1536), Total: n(4096)}, want: "1.5 of 4.0 KiB (37%)"},
+		"GiBOfTiB":      {r: observe.ProgressReport{Bytes: n(3 << 30), Total: n(2 << 40), Rate: n(50 << 20)}, want: "0.0 of 2.0 TiB (0%), 50.0 MiB/s, ETA 11h39m"},
+		"SecondsLeft":   {r: observe.ProgressReport{Bytes: n(190 << 20), Total: n(200 << 20), Rate: n(10 << 20)}, want: "190.0 of 200.0 MiB (95%), 10.0 MiB/s, ETA 1s"},
+		"ZeroRateNoETA": {r: observe.ProgressReport{Bytes: n(0), Total: n(200 << 20), Rate: n(0)}, want: "0.0 of 200.0 MiB (0%), 0 B/s"},
+		"EmptyTotal":    {r: observe.ProgressReport{Bytes: n(0), Total: n(0)}, want: "0 of 0 B"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			if got := tc.r.words(); got != tc.want {
+			if got := tc.r.Words(); got != tc.want {
 				t.Errorf("words() = %q, want %q", got, tc.want)
 			}
 		})
 	}
 	for s, want := range map[int64]string{0: "0s", 89: "89s", 90: "2m", 3599: "60m", 3600: "1h0m", 3661: "1h2m"} {
-		if got := duration(s); got != want {
+		if got := observe.Duration(s); got != want {
 			t.Errorf("duration(%d) = %q, want %q", s, got, want)
 		}
 	}

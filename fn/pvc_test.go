@@ -5,8 +5,11 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/inferno-ai/function-inferno/internal/reason"
+	"github.com/inferno-ai/function-inferno/internal/render"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/utils/ptr"
 )
 
 // pvcSpec is the part of a rendered PVC the tests compare.
@@ -34,12 +37,12 @@ func TestRenderPVC(t *testing.T) {
 		},
 		"InputDefaults": {
 			in:   map[string]any{"storage": map[string]any{"size": "80Gi", "storageClassName": "standard", "accessMode": "ReadWriteMany"}},
-			want: pvcSpec{Name: "llama-weights", Namespace: "team-a", Class: ptrTo("standard"), Modes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteMany}, Size: "80Gi"},
+			want: pvcSpec{Name: "llama-weights", Namespace: "team-a", Class: ptr.To("standard"), Modes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteMany}, Size: "80Gi"},
 		},
 		"ClaimStorage": {
 			storage: map[string]any{"size": "120Gi", "storageClassName": "local-path", "accessMode": "ReadWriteMany"},
 			in:      map[string]any{"storage": map[string]any{"size": "80Gi", "storageClassName": "standard"}},
-			want:    pvcSpec{Name: "llama-weights", Namespace: "team-a", Class: ptrTo("local-path"), Modes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteMany}, Size: "120Gi"},
+			want:    pvcSpec{Name: "llama-weights", Namespace: "team-a", Class: ptr.To("local-path"), Modes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteMany}, Size: "120Gi"},
 		},
 	}
 	for name, tc := range cases {
@@ -52,13 +55,13 @@ func TestRenderPVC(t *testing.T) {
 			if msg := fatalMessage(rsp); msg != "" {
 				t.Fatalf("fatal: %s", msg)
 			}
-			got := summarizePVC(desiredObject[corev1.PersistentVolumeClaim](t, rsp, resourcePVC))
+			got := summarizePVC(desiredObject[corev1.PersistentVolumeClaim](t, rsp, render.ResourcePVC))
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("PVC (-want +got):\n%s", diff)
 			}
 			// The typed PVC encodes an empty status, as the standard
 			// path does; it must carry nothing in it.
-			if st, ok := desiredMap(t, rsp, resourcePVC)["status"]; ok && !cmp.Equal(st, map[string]any{}) {
+			if st, ok := desiredMap(t, rsp, render.ResourcePVC)["status"]; ok && !cmp.Equal(st, map[string]any{}) {
 				t.Errorf("the desired PVC carries a status: %v", st)
 			}
 		})
@@ -77,7 +80,7 @@ func TestRenderPVCImmutableFields(t *testing.T) {
 	observedPVC := func(class string, mode corev1.PersistentVolumeAccessMode, size string) *corev1.PersistentVolumeClaim {
 		p := &corev1.PersistentVolumeClaim{}
 		if class != "" {
-			p.Spec.StorageClassName = ptrTo(class)
+			p.Spec.StorageClassName = ptr.To(class)
 		}
 		if mode != "" {
 			p.Spec.AccessModes = []corev1.PersistentVolumeAccessMode{mode}
@@ -94,46 +97,46 @@ func TestRenderPVCImmutableFields(t *testing.T) {
 		wantWarnings []string // the field each warning names
 	}{
 		"NotObserved": {
-			want: pvcSpec{Name: "llama-weights", Namespace: "team-a", Class: ptrTo("fast"), Modes: rwx, Size: "50Gi"},
+			want: pvcSpec{Name: "llama-weights", Namespace: "team-a", Class: ptr.To("fast"), Modes: rwx, Size: "50Gi"},
 		},
 		"Unchanged": {
 			observed: observedPVC("fast", corev1.ReadWriteMany, "50Gi"),
-			want:     pvcSpec{Name: "llama-weights", Namespace: "team-a", Class: ptrTo("fast"), Modes: rwx, Size: "50Gi"},
+			want:     pvcSpec{Name: "llama-weights", Namespace: "team-a", Class: ptr.To("fast"), Modes: rwx, Size: "50Gi"},
 		},
 		"ClassDiffers": {
 			observed:     observedPVC("standard", corev1.ReadWriteMany, "50Gi"),
-			want:         pvcSpec{Name: "llama-weights", Namespace: "team-a", Class: ptrTo("standard"), Modes: rwx, Size: "50Gi"},
+			want:         pvcSpec{Name: "llama-weights", Namespace: "team-a", Class: ptr.To("standard"), Modes: rwx, Size: "50Gi"},
 			wantWarnings: []string{"spec.storage.storageClassName"},
 		},
 		"ObservedClassFromClusterDefault": {
 			// The claim named a class, the volume has none recorded: nothing
 			// to keep.
 			observed: observedPVC("", corev1.ReadWriteMany, "50Gi"),
-			want:     pvcSpec{Name: "llama-weights", Namespace: "team-a", Class: ptrTo("fast"), Modes: rwx, Size: "50Gi"},
+			want:     pvcSpec{Name: "llama-weights", Namespace: "team-a", Class: ptr.To("fast"), Modes: rwx, Size: "50Gi"},
 		},
 		"AccessModeDiffers": {
 			observed:     observedPVC("fast", corev1.ReadWriteOnce, "50Gi"),
-			want:         pvcSpec{Name: "llama-weights", Namespace: "team-a", Class: ptrTo("fast"), Modes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce}, Size: "50Gi"},
+			want:         pvcSpec{Name: "llama-weights", Namespace: "team-a", Class: ptr.To("fast"), Modes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce}, Size: "50Gi"},
 			wantWarnings: []string{"spec.storage.accessMode"},
 		},
 		"ShrinkRefused": {
 			observed:     observedPVC("fast", corev1.ReadWriteMany, "100Gi"),
-			want:         pvcSpec{Name: "llama-weights", Namespace: "team-a", Class: ptrTo("fast"), Modes: rwx, Size: "100Gi"},
+			want:         pvcSpec{Name: "llama-weights", Namespace: "team-a", Class: ptr.To("fast"), Modes: rwx, Size: "100Gi"},
 			wantWarnings: []string{"spec.storage.size"},
 		},
 		"GrowAllowed": {
 			observed: observedPVC("fast", corev1.ReadWriteMany, "20Gi"),
-			want:     pvcSpec{Name: "llama-weights", Namespace: "team-a", Class: ptrTo("fast"), Modes: rwx, Size: "50Gi"},
+			want:     pvcSpec{Name: "llama-weights", Namespace: "team-a", Class: ptr.To("fast"), Modes: rwx, Size: "50Gi"},
 		},
 		"EverythingDiffers": {
 			observed:     observedPVC("slow", corev1.ReadWriteOnce, "1Ti"),
-			want:         pvcSpec{Name: "llama-weights", Namespace: "team-a", Class: ptrTo("slow"), Modes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce}, Size: "1Ti"},
+			want:         pvcSpec{Name: "llama-weights", Namespace: "team-a", Class: ptr.To("slow"), Modes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce}, Size: "1Ti"},
 			wantWarnings: []string{"spec.storage.storageClassName", "spec.storage.accessMode", "spec.storage.size"},
 		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			pvc, warnings := renderPVC(s, tc.observed)
+			pvc, warnings := render.PVC(s, tc.observed)
 			if diff := cmp.Diff(tc.want, summarizePVC(pvc)); diff != "" {
 				t.Errorf("PVC (-want +got):\n%s", diff)
 			}
@@ -155,13 +158,13 @@ func TestPVCWarningsReachTheResponse(t *testing.T) {
 	xr := testXR()
 	setPath(xr, map[string]any{"size": "10Gi", "storageClassName": "fast"}, "spec", "storage")
 	fresh := run(t, newRequest(t, xr, nil))
-	pvc := observedFrom(t, fresh, resourcePVC, pvcPhase("Bound"))
+	pvc := observedFrom(t, fresh, render.ResourcePVC, pvcPhase("Bound"))
 	setPath(pvc.Object, "standard", "spec", "storageClassName")
 	setPath(pvc.Object, "40Gi", "spec", "resources", "requests", "storage")
 
 	rsp := run(t, newRequest(t, xr, nil, pvc))
-	got := summarizePVC(desiredObject[corev1.PersistentVolumeClaim](t, rsp, resourcePVC))
-	want := pvcSpec{Name: "llama-weights", Namespace: "team-a", Class: ptrTo("standard"), Modes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce}, Size: "40Gi"}
+	got := summarizePVC(desiredObject[corev1.PersistentVolumeClaim](t, rsp, render.ResourcePVC))
+	want := pvcSpec{Name: "llama-weights", Namespace: "team-a", Class: ptr.To("standard"), Modes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce}, Size: "40Gi"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("PVC (-want +got):\n%s", diff)
 	}
@@ -192,25 +195,25 @@ func TestPVCPendingDoesNotBlockJob(t *testing.T) {
 		wantPVC  fnv1Ready
 	}{
 		"PVCNotObserved":   {wantPVC: readyFalse},
-		"PVCWithoutStatus": {observed: []observedObject{observedFrom(t, fresh, resourcePVC, nil)}, wantPVC: readyFalse},
-		"PVCPending":       {observed: []observedObject{observedFrom(t, fresh, resourcePVC, pvcPhase("Pending"))}, wantPVC: readyFalse},
-		"PVCPendingJobToo": {observed: []observedObject{observedFrom(t, fresh, resourcePVC, pvcPhase("Pending")), observedFrom(t, fresh, job, jobRunningStatus())}, wantPVC: readyFalse},
-		"PVCBound":         {observed: []observedObject{observedFrom(t, fresh, resourcePVC, pvcPhase("Bound"))}, wantPVC: readyTrue},
+		"PVCWithoutStatus": {observed: []observedObject{observedFrom(t, fresh, render.ResourcePVC, nil)}, wantPVC: readyFalse},
+		"PVCPending":       {observed: []observedObject{observedFrom(t, fresh, render.ResourcePVC, pvcPhase("Pending"))}, wantPVC: readyFalse},
+		"PVCPendingJobToo": {observed: []observedObject{observedFrom(t, fresh, render.ResourcePVC, pvcPhase("Pending")), observedFrom(t, fresh, job, jobRunningStatus())}, wantPVC: readyFalse},
+		"PVCBound":         {observed: []observedObject{observedFrom(t, fresh, render.ResourcePVC, pvcPhase("Bound"))}, wantPVC: readyTrue},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			rsp := run(t, newRequest(t, xr, nil, tc.observed...))
-			if diff := cmp.Diff([]string{job, resourcePVC}, desiredNames(rsp)); diff != "" {
+			if diff := cmp.Diff([]string{job, render.ResourcePVC}, desiredNames(rsp)); diff != "" {
 				t.Errorf("desired (-want +got):\n%s", diff)
 			}
-			if diff := cmp.Diff(tc.wantPVC, readiness(rsp, resourcePVC)); diff != "" {
+			if diff := cmp.Diff(tc.wantPVC, readiness(rsp, render.ResourcePVC)); diff != "" {
 				t.Errorf("PVC readiness (-want +got):\n%s", diff)
 			}
 		})
 	}
 	t.Run("PendingExplainedWhilePulling", func(t *testing.T) {
-		rsp := run(t, newRequest(t, xr, nil, observedFrom(t, fresh, resourcePVC, pvcPhase("Pending")), observedFrom(t, fresh, job, jobRunningStatus())))
-		if msg := conditionMessage(rsp, conditionWeightsReady); !strings.Contains(msg, "WaitForFirstConsumer") {
+		rsp := run(t, newRequest(t, xr, nil, observedFrom(t, fresh, render.ResourcePVC, pvcPhase("Pending")), observedFrom(t, fresh, job, jobRunningStatus())))
+		if msg := conditionMessage(rsp, reason.ConditionWeightsReady); !strings.Contains(msg, "WaitForFirstConsumer") {
 			t.Errorf("WeightsReady message %q does not explain the Pending volume", msg)
 		}
 	})
@@ -223,7 +226,7 @@ func TestNoPVCForPVCModels(t *testing.T) {
 	setPath(xr, "pvc://shared-models/llama", "spec", "model", "uri")
 	setPath(xr, map[string]any{"size": "10Gi"}, "spec", "storage")
 	rsp := run(t, newRequest(t, xr, nil))
-	if diff := cmp.Diff([]string{resourceDeployment, resourceService}, desiredNames(rsp)); diff != "" {
+	if diff := cmp.Diff([]string{render.ResourceDeployment, render.ResourceService}, desiredNames(rsp)); diff != "" {
 		t.Errorf("desired (-want +got):\n%s", diff)
 	}
 }

@@ -4,11 +4,13 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/inferno-ai/function-inferno/internal/render"
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 )
 
 func TestPVCBound(t *testing.T) {
@@ -24,7 +26,7 @@ func TestPVCBound(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			if diff := cmp.Diff(tc.want, pvcBound(tc.pvc)); diff != "" {
+			if diff := cmp.Diff(tc.want, render.PVCBound(tc.pvc)); diff != "" {
 				t.Errorf("pvcBound (-want +got):\n%s", diff)
 			}
 		})
@@ -38,40 +40,40 @@ func TestPullState(t *testing.T) {
 	complete := batchv1.JobCondition{Type: batchv1.JobComplete, Status: corev1.ConditionTrue}
 	failed := batchv1.JobCondition{Type: batchv1.JobFailed, Status: corev1.ConditionTrue, Reason: "BackoffLimitExceeded", Message: "Job has reached the specified backoff limit"}
 	type out struct {
-		State  jobState
+		State  render.JobState
 		Detail string
 	}
 	cases := map[string]struct {
 		job  *batchv1.Job
 		want out
 	}{
-		"Nil":          {want: out{State: jobAbsent}},
-		"NoConditions": {job: job(), want: out{State: jobRunning}},
-		"Complete":     {job: job(complete), want: out{State: jobComplete}},
+		"Nil":          {want: out{State: render.JobAbsent}},
+		"NoConditions": {job: job(), want: out{State: render.JobRunning}},
+		"Complete":     {job: job(complete), want: out{State: render.JobComplete}},
 		"CompleteFalse": {
 			job:  job(batchv1.JobCondition{Type: batchv1.JobComplete, Status: corev1.ConditionFalse}),
-			want: out{State: jobRunning},
+			want: out{State: render.JobRunning},
 		},
-		"Failed":          {job: job(failed), want: out{State: jobFailed, Detail: "BackoffLimitExceeded: Job has reached the specified backoff limit"}},
-		"FailedNoMessage": {job: job(batchv1.JobCondition{Type: batchv1.JobFailed, Status: corev1.ConditionTrue, Reason: "DeadlineExceeded"}), want: out{State: jobFailed, Detail: "DeadlineExceeded"}},
+		"Failed":          {job: job(failed), want: out{State: render.JobFailed, Detail: "BackoffLimitExceeded: Job has reached the specified backoff limit"}},
+		"FailedNoMessage": {job: job(batchv1.JobCondition{Type: batchv1.JobFailed, Status: corev1.ConditionTrue, Reason: "DeadlineExceeded"}), want: out{State: render.JobFailed, Detail: "DeadlineExceeded"}},
 		"CompleteAndFailed": {
-			job: job(complete, failed), want: out{State: jobFailed, Detail: "BackoffLimitExceeded: Job has reached the specified backoff limit"},
+			job: job(complete, failed), want: out{State: render.JobFailed, Detail: "BackoffLimitExceeded: Job has reached the specified backoff limit"},
 		},
 		"FailedAndComplete": {
-			job: job(failed, complete), want: out{State: jobFailed, Detail: "BackoffLimitExceeded: Job has reached the specified backoff limit"},
+			job: job(failed, complete), want: out{State: render.JobFailed, Detail: "BackoffLimitExceeded: Job has reached the specified backoff limit"},
 		},
 		"FailureTargetOnly": {
 			job:  job(batchv1.JobCondition{Type: batchv1.JobFailureTarget, Status: corev1.ConditionTrue}),
-			want: out{State: jobRunning},
+			want: out{State: render.JobRunning},
 		},
 		"SuspendedIsRunning": {
 			job:  job(batchv1.JobCondition{Type: batchv1.JobSuspended, Status: corev1.ConditionTrue}),
-			want: out{State: jobRunning},
+			want: out{State: render.JobRunning},
 		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			s, d := pullState(tc.job)
+			s, d := render.PullState(tc.job)
 			if diff := cmp.Diff(tc.want, out{s, d}); diff != "" {
 				t.Errorf("pullState (-want +got):\n%s", diff)
 			}
@@ -90,21 +92,21 @@ func TestPullFailureOf(t *testing.T) {
 	}
 	cases := map[string]struct {
 		job  *batchv1.Job
-		want pullFailure
+		want render.PullFailure
 	}{
-		"Nil":                  {want: pullFailedOther},
-		"Running":              {job: &batchv1.Job{}, want: pullFailedOther},
-		"BackoffLimitExceeded": {job: failed("BackoffLimitExceeded"), want: pullFailedOther},
-		"DeadlineExceeded":     {job: failed("DeadlineExceeded"), want: pullTimedOut},
-		"PodFailurePolicy":     {job: failed("PodFailurePolicy"), want: pullStalled},
+		"Nil":                  {want: render.PullFailedOther},
+		"Running":              {job: &batchv1.Job{}, want: render.PullFailedOther},
+		"BackoffLimitExceeded": {job: failed("BackoffLimitExceeded"), want: render.PullFailedOther},
+		"DeadlineExceeded":     {job: failed("DeadlineExceeded"), want: render.PullTimedOut},
+		"PodFailurePolicy":     {job: failed("PodFailurePolicy"), want: render.PullStalled},
 		"FailedFalse": {
 			job:  &batchv1.Job{Status: batchv1.JobStatus{Conditions: []batchv1.JobCondition{{Type: batchv1.JobFailed, Status: corev1.ConditionFalse, Reason: "DeadlineExceeded"}}}},
-			want: pullFailedOther,
+			want: render.PullFailedOther,
 		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			if diff := cmp.Diff(tc.want, pullFailureOf(tc.job)); diff != "" {
+			if diff := cmp.Diff(tc.want, render.PullFailureOf(tc.job)); diff != "" {
 				t.Errorf("pullFailureOf (-want +got):\n%s", diff)
 			}
 		})
@@ -127,24 +129,24 @@ func TestDeploymentReady(t *testing.T) {
 		want bool
 	}{
 		"Nil":                      {},
-		"NoStatus":                 {d: &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Generation: 1}, Spec: appsv1.DeploymentSpec{Replicas: ptrTo(int32(1))}}},
-		"AvailableCountsMatch":     {d: deploy(2, 2, ptrTo(int32(3)), 3, 3, available), want: true},
-		"ObservedNewerGeneration":  {d: deploy(2, 3, ptrTo(int32(1)), 1, 1, available), want: true},
-		"StaleObservedGeneration":  {d: deploy(3, 2, ptrTo(int32(3)), 3, 3, available)},
-		"UpdatedBelowDesired":      {d: deploy(2, 2, ptrTo(int32(3)), 2, 3, available)},
-		"AvailableBelowDesired":    {d: deploy(2, 2, ptrTo(int32(3)), 3, 2, available)},
-		"MoreAvailableThanDesired": {d: deploy(2, 2, ptrTo(int32(2)), 2, 3, available)},
+		"NoStatus":                 {d: &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Generation: 1}, Spec: appsv1.DeploymentSpec{Replicas: ptr.To(int32(1))}}},
+		"AvailableCountsMatch":     {d: deploy(2, 2, ptr.To(int32(3)), 3, 3, available), want: true},
+		"ObservedNewerGeneration":  {d: deploy(2, 3, ptr.To(int32(1)), 1, 1, available), want: true},
+		"StaleObservedGeneration":  {d: deploy(3, 2, ptr.To(int32(3)), 3, 3, available)},
+		"UpdatedBelowDesired":      {d: deploy(2, 2, ptr.To(int32(3)), 2, 3, available)},
+		"AvailableBelowDesired":    {d: deploy(2, 2, ptr.To(int32(3)), 3, 2, available)},
+		"MoreAvailableThanDesired": {d: deploy(2, 2, ptr.To(int32(2)), 2, 3, available)},
 		"AvailableFalse": {
-			d: deploy(1, 1, ptrTo(int32(1)), 1, 1, appsv1.DeploymentCondition{Type: appsv1.DeploymentAvailable, Status: corev1.ConditionFalse}),
+			d: deploy(1, 1, ptr.To(int32(1)), 1, 1, appsv1.DeploymentCondition{Type: appsv1.DeploymentAvailable, Status: corev1.ConditionFalse}),
 		},
-		"NoAvailableCondition": {d: deploy(1, 1, ptrTo(int32(1)), 1, 1)},
+		"NoAvailableCondition": {d: deploy(1, 1, ptr.To(int32(1)), 1, 1)},
 		"NilReplicasMeansOne":  {d: deploy(1, 1, nil, 1, 1, available), want: true},
 		"NilReplicasTwoUp":     {d: deploy(1, 1, nil, 2, 2, available)},
-		"ZeroReplicas":         {d: deploy(1, 1, ptrTo(int32(0)), 0, 0, available), want: true},
+		"ZeroReplicas":         {d: deploy(1, 1, ptr.To(int32(0)), 0, 0, available), want: true},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			if diff := cmp.Diff(tc.want, deploymentReady(tc.d)); diff != "" {
+			if diff := cmp.Diff(tc.want, render.DeploymentReady(tc.d)); diff != "" {
 				t.Errorf("deploymentReady (-want +got):\n%s", diff)
 			}
 		})
@@ -170,7 +172,7 @@ func TestDeploymentStalled(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			s, m := deploymentStalled(&appsv1.Deployment{Status: appsv1.DeploymentStatus{Conditions: tc.conds}})
+			s, m := render.DeploymentStalled(&appsv1.Deployment{Status: appsv1.DeploymentStatus{Conditions: tc.conds}})
 			if diff := cmp.Diff(tc.want, out{s, m}); diff != "" {
 				t.Errorf("deploymentStalled (-want +got):\n%s", diff)
 			}
@@ -196,7 +198,7 @@ func TestServiceReady(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			if diff := cmp.Diff(tc.want, serviceReady(tc.svc)); diff != "" {
+			if diff := cmp.Diff(tc.want, render.ServiceReady(tc.svc)); diff != "" {
 				t.Errorf("serviceReady (-want +got):\n%s", diff)
 			}
 		})
@@ -227,7 +229,7 @@ func TestHPAReady(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			if diff := cmp.Diff(tc.want, hpaReady(tc.h)); diff != "" {
+			if diff := cmp.Diff(tc.want, render.HPAReady(tc.h)); diff != "" {
 				t.Errorf("hpaReady (-want +got):\n%s", diff)
 			}
 		})
@@ -245,7 +247,7 @@ func TestObservedOddShapes(t *testing.T) {
 		return o
 	}
 	jobBoth := observedFrom(t, servers, obs[1].Name, map[string]any{"conditions": []any{jobCondition("Complete"), jobCondition("Failed")}})
-	rsp := run(t, newRequest(t, xr, nil, obs[0], jobBoth, bare(resourceDeployment), bare(resourceService), bare(resourceHPA)))
+	rsp := run(t, newRequest(t, xr, nil, obs[0], jobBoth, bare(render.ResourceDeployment), bare(render.ResourceService), bare(render.ResourceHPA)))
 	if msg := fatalMessage(rsp); msg != "" {
 		t.Fatalf("fatal: %s", msg)
 	}
@@ -254,7 +256,7 @@ func TestObservedOddShapes(t *testing.T) {
 		got[n] = readiness(rsp, n)
 	}
 	want := map[string]fnv1Ready{
-		resourcePVC: readyTrue, obs[1].Name: readyFalse, resourceDeployment: readyFalse, resourceService: readyTrue, resourceHPA: readyFalse,
+		render.ResourcePVC: readyTrue, obs[1].Name: readyFalse, render.ResourceDeployment: readyFalse, render.ResourceService: readyTrue, render.ResourceHPA: readyFalse,
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("readiness (-want +got):\n%s", diff)

@@ -9,6 +9,10 @@ import (
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/google/go-cmp/cmp"
+	"github.com/inferno-ai/function-inferno/internal/plan"
+	"github.com/inferno-ai/function-inferno/internal/reason"
+	"github.com/inferno-ai/function-inferno/internal/render"
+	"github.com/inferno-ai/function-inferno/internal/resolve"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -180,7 +184,7 @@ func (c *podCluster) readyBehind(selector map[string]string) int {
 
 // readyOfVersion counts the ready pods of a version label.
 func (c *podCluster) readyOfVersion(version string) int {
-	return c.readyBehind(map[string]string{labelVersion: version})
+	return c.readyBehind(map[string]string{resolve.LabelVersion: version})
 }
 
 // snapshot counts ready pods by version label.
@@ -189,7 +193,7 @@ func (c *podCluster) snapshot() map[string]int {
 	for _, pods := range c.pods {
 		for _, p := range pods {
 			if p.ready {
-				out[p.labels[labelVersion]]++
+				out[p.labels[resolve.LabelVersion]]++
 			}
 		}
 	}
@@ -281,15 +285,15 @@ func walk(t testing.TB, xr, input map[string]any, w world, start []observedObjec
 }
 
 // routeOf is the desired HTTPRoute's backends, nil without one.
-func routeOf(t testing.TB, rsp *fnv1.RunFunctionResponse) []routeBackend {
+func routeOf(t testing.TB, rsp *fnv1.RunFunctionResponse) []render.RouteBackend {
 	t.Helper()
-	if _, ok := rsp.GetDesired().GetResources()[resourceRoute]; !ok {
+	if _, ok := rsp.GetDesired().GetResources()[render.ResourceRoute]; !ok {
 		return nil
 	}
-	r := desiredObject[gatewayv1.HTTPRoute](t, rsp, resourceRoute)
-	var out []routeBackend
+	r := desiredObject[gatewayv1.HTTPRoute](t, rsp, render.ResourceRoute)
+	var out []render.RouteBackend
 	for _, b := range r.Spec.Rules[0].BackendRefs {
-		out = append(out, routeBackend{string(b.Name), *b.Weight})
+		out = append(out, render.RouteBackend{Service: string(b.Name), Weight: *b.Weight})
 	}
 	return out
 }
@@ -320,7 +324,7 @@ func checkRoute(t *testing.T, steps []walkStep) {
 // trafficReason is the TrafficSplit condition's reason, "" without one.
 func trafficReason(rsp *fnv1.RunFunctionResponse) string {
 	for _, c := range rsp.GetConditions() {
-		if c.GetType() == conditionTrafficSplit {
+		if c.GetType() == reason.ConditionTrafficSplit {
 			return c.GetReason()
 		}
 	}
@@ -363,13 +367,13 @@ func TestMakeBeforeBreakShift(t *testing.T) {
 		from, to             [2]int
 		gain, keeps          int // the gaining version's share, the losing one's
 		gateway, autoscaling bool
-		wantRoute            []routeBackend
+		wantRoute            []render.RouteBackend
 	}{
 		{name: "90-10To10-90", from: [2]int{90, 10}, to: [2]int{10, 90}, gain: 3, keeps: 1},
-		{name: "90-10To10-90Routed", from: [2]int{90, 10}, to: [2]int{10, 90}, gain: 3, keeps: 1, gateway: true, wantRoute: []routeBackend{{"llama-1", 10}, {"llama-2", 90}}},
+		{name: "90-10To10-90Routed", from: [2]int{90, 10}, to: [2]int{10, 90}, gain: 3, keeps: 1, gateway: true, wantRoute: []render.RouteBackend{{Service: "llama-1", Weight: 10}, {Service: "llama-2", Weight: 90}}},
 		{name: "90-10To10-90Autoscaled", from: [2]int{90, 10}, to: [2]int{10, 90}, gain: 3, keeps: 1, autoscaling: true},
 		{name: "StandbyToAll", from: [2]int{100, 0}, to: [2]int{0, 100}, gain: 4, keeps: 0},
-		{name: "StandbyToAllRouted", from: [2]int{100, 0}, to: [2]int{0, 100}, gain: 4, keeps: 0, gateway: true, wantRoute: []routeBackend{{"llama-1", 0}, {"llama-2", 100}}},
+		{name: "StandbyToAllRouted", from: [2]int{100, 0}, to: [2]int{0, 100}, gain: 4, keeps: 0, gateway: true, wantRoute: []render.RouteBackend{{Service: "llama-1", Weight: 0}, {Service: "llama-2", Weight: 100}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var in map[string]any
@@ -428,7 +432,7 @@ func checkShift(t *testing.T, steps []walkStep, losing, gaining string, had, kee
 			if st.after[losing] < st.before[losing] {
 				t.Errorf("step %d: version %s went from %d to %d ready servers while version %s had %d of %d", i, losing, st.before[losing], st.after[losing], gaining, st.before[gaining], had)
 			}
-			if i > 0 && trafficReason(st.rsp) != reasonShifting.String() && trafficReason(st.rsp) != reasonVersionsNotReady.String() {
+			if i > 0 && trafficReason(st.rsp) != reason.Shifting.String() && trafficReason(st.rsp) != reason.VersionsNotReady.String() {
 				t.Errorf("step %d: TrafficSplit %s while version %s waits for its servers", i, trafficReason(st.rsp), gaining)
 			}
 		} else {
@@ -466,10 +470,10 @@ func TestMakeBeforeBreakAddCanary(t *testing.T) {
 	if got := last.after["1"]; got != 4 {
 		t.Errorf("the primary has %d ready servers beside a canary that never gets ready, want its 4", got)
 	}
-	if d := desiredObject[appsv1.Deployment](t, last.rsp, resourceDeployment); *d.Spec.Replicas != 4 {
+	if d := desiredObject[appsv1.Deployment](t, last.rsp, render.ResourceDeployment); *d.Spec.Replicas != 4 {
 		t.Errorf("the primary is asked for %d servers, want 4 kept", *d.Spec.Replicas)
 	}
-	if msg := conditionMessage(last.rsp, conditionTrafficSplit); !strings.Contains(msg, "Deployment llama (version 1) keeps 4 servers, its share being 3 until Deployment llama-2 has 0 of 1 servers ready") {
+	if msg := conditionMessage(last.rsp, reason.ConditionTrafficSplit); !strings.Contains(msg, "Deployment llama (version 1) keeps 4 servers, its share being 3 until Deployment llama-2 has 0 of 1 servers ready") {
 		t.Errorf("TrafficSplit message %q does not say the primary is held", msg)
 	}
 	// The split reports the shares, which add up to replicas.min.
@@ -491,12 +495,12 @@ func TestMakeBeforeBreakPromotion(t *testing.T) {
 		traffic  bool
 		gateway  bool
 		settled  []string // resource names once the promotion settled
-		backends []routeBackend
+		backends []render.RouteBackend
 	}{
 		{name: "KeepTraffic", traffic: true, settled: []string{"deployment", "pull-job-*", "service", "service-2", "weights-pvc"}},
 		{name: "DropTraffic", settled: []string{"deployment", "pull-job-*", "service", "weights-pvc"}},
-		{name: "KeepTrafficRouted", traffic: true, gateway: true, settled: []string{"deployment", "pull-job-*", "route", "service", "service-2", "weights-pvc"}, backends: []routeBackend{{"llama-2", 100}}},
-		{name: "DropTrafficRouted", gateway: true, settled: []string{"deployment", "pull-job-*", "route", "service", "weights-pvc"}, backends: []routeBackend{{"llama", 100}}},
+		{name: "KeepTrafficRouted", traffic: true, gateway: true, settled: []string{"deployment", "pull-job-*", "route", "service", "service-2", "weights-pvc"}, backends: []render.RouteBackend{{Service: "llama-2", Weight: 100}}},
+		{name: "DropTrafficRouted", gateway: true, settled: []string{"deployment", "pull-job-*", "route", "service", "weights-pvc"}, backends: []render.RouteBackend{{Service: "llama", Weight: 100}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var in map[string]any
@@ -530,7 +534,7 @@ func TestMakeBeforeBreakPromotion(t *testing.T) {
 				if !slices.Contains(names, "service") {
 					t.Errorf("step %d: the Service llama is not returned", i)
 				}
-				if tc.gateway && !slices.Contains(names, resourceRoute) {
+				if tc.gateway && !slices.Contains(names, render.ResourceRoute) {
 					t.Errorf("step %d: the HTTPRoute is not returned (clients of its hostname would get 404s)", i)
 				}
 				if phase := statusOf(st.rsp)["phase"]; phase != "Serving" {
@@ -543,7 +547,7 @@ func TestMakeBeforeBreakPromotion(t *testing.T) {
 			last := steps[len(steps)-1]
 			var got []string
 			for _, n := range desiredNames(last.rsp) {
-				if strings.HasPrefix(n, resourceJobPrefix) {
+				if strings.HasPrefix(n, render.ResourceJobPrefix) {
 					n = "pull-job-*"
 				}
 				got = append(got, n)
@@ -559,8 +563,8 @@ func TestMakeBeforeBreakPromotion(t *testing.T) {
 			if got := last.after["2"]; got != 4 {
 				t.Errorf("version 2 ends with %d ready servers, want 4", got)
 			}
-			svc := desiredObject[corev1.Service](t, last.rsp, resourceService)
-			if tc.traffic == false && !cmp.Equal(svc.Spec.Selector, map[string]string{labelInstance: "llama", labelComponent: componentServer}) {
+			svc := desiredObject[corev1.Service](t, last.rsp, render.ResourceService)
+			if tc.traffic == false && !cmp.Equal(svc.Spec.Selector, map[string]string{resolve.LabelInstance: "llama", resolve.LabelComponent: resolve.ComponentServer}) {
 				t.Errorf("the Service llama selects %v once settled, want the primary's servers", svc.Spec.Selector)
 			}
 		})
@@ -611,55 +615,55 @@ func TestMakeBeforeBreakRemoveCanary(t *testing.T) {
 // rest to versions with ready servers, never to one without.
 func TestRouteFollowsReadiness(t *testing.T) {
 	for name, tc := range map[string]struct {
-		cands    []routeCandidate
-		fallback routeCandidate
-		want     []routeBackend
+		cands    []plan.RouteCandidate
+		fallback plan.RouteCandidate
+		want     []render.RouteBackend
 		ok       bool
 	}{
 		"AllReady": {
-			cands: []routeCandidate{{"a", 90, 3, 3}, {"b", 10, 1, 1}},
-			want:  []routeBackend{{"a", 90}, {"b", 10}}, ok: true,
+			cands: []plan.RouteCandidate{{Service: "a", Weight: 90, Wanted: 3, Ready: 3}, {Service: "b", Weight: 10, Wanted: 1, Ready: 1}},
+			want:  []render.RouteBackend{{Service: "a", Weight: 90}, {Service: "b", Weight: 10}}, ok: true,
 		},
 		"CanaryLoading": {
-			cands: []routeCandidate{{"a", 90, 3, 3}, {"b", 10, 1, 0}},
-			want:  []routeBackend{{"a", 100}, {"b", 0}}, ok: true,
+			cands: []plan.RouteCandidate{{Service: "a", Weight: 90, Wanted: 3, Ready: 3}, {Service: "b", Weight: 10, Wanted: 1, Ready: 0}},
+			want:  []render.RouteBackend{{Service: "a", Weight: 100}, {Service: "b", Weight: 0}}, ok: true,
 		},
 		"PrimaryOfWeight0Empty": {
 			// The old behaviour gave the canary's weight to the primary
 			// even with no server: now to the ready version only.
-			cands: []routeCandidate{{"a", 0, 0, 0}, {"b", 50, 1, 1}, {"c", 50, 1, 0}},
-			want:  []routeBackend{{"a", 0}, {"b", 100}, {"c", 0}}, ok: true,
+			cands: []plan.RouteCandidate{{Service: "a", Weight: 0, Wanted: 0, Ready: 0}, {Service: "b", Weight: 50, Wanted: 1, Ready: 1}, {Service: "c", Weight: 50, Wanted: 1, Ready: 0}},
+			want:  []render.RouteBackend{{Service: "a", Weight: 0}, {Service: "b", Weight: 100}, {Service: "c", Weight: 0}}, ok: true,
 		},
 		"HalfReady": {
 			// b's unready quarter goes to the ready servers, a's two and
 			// b's one alike: about 33 each.
-			cands: []routeCandidate{{"a", 50, 2, 2}, {"b", 50, 2, 1}},
-			want:  []routeBackend{{"a", 67}, {"b", 33}}, ok: true,
+			cands: []plan.RouteCandidate{{Service: "a", Weight: 50, Wanted: 2, Ready: 2}, {Service: "b", Weight: 50, Wanted: 2, Ready: 1}},
+			want:  []render.RouteBackend{{Service: "a", Weight: 67}, {Service: "b", Weight: 33}}, ok: true,
 		},
 		"ShiftingSpareFirst": {
 			// 10/90 of 4 while version a keeps 3 servers (it wants 1) and
 			// b has 1 of 3: b gets 30, the rest goes to a's spare servers.
-			cands: []routeCandidate{{"a", 10, 1, 3}, {"b", 90, 3, 1}},
-			want:  []routeBackend{{"a", 70}, {"b", 30}}, ok: true,
+			cands: []plan.RouteCandidate{{Service: "a", Weight: 10, Wanted: 1, Ready: 3}, {Service: "b", Weight: 90, Wanted: 3, Ready: 1}},
+			want:  []render.RouteBackend{{Service: "a", Weight: 70}, {Service: "b", Weight: 30}}, ok: true,
 		},
 		"PromotionToTheMainService": {
 			// Version 2 has the canary's warm server of 4 wanted; the
 			// primary's 3 old servers answer only behind the Service
 			// <name>.
-			cands:    []routeCandidate{{"llama-2", 100, 4, 1}},
-			fallback: routeCandidate{Service: "llama", Ready: 3},
-			want:     []routeBackend{{"llama-2", 25}, {"llama", 75}}, ok: true,
+			cands:    []plan.RouteCandidate{{Service: "llama-2", Weight: 100, Wanted: 4, Ready: 1}},
+			fallback: plan.RouteCandidate{Service: "llama", Ready: 3},
+			want:     []render.RouteBackend{{Service: "llama-2", Weight: 25}, {Service: "llama", Weight: 75}}, ok: true,
 		},
 		"ThirdsRoundToOneHundred": {
-			cands: []routeCandidate{{"a", 34, 3, 1}, {"b", 33, 3, 3}, {"c", 33, 3, 3}},
-			want:  []routeBackend{{"a", 14}, {"b", 43}, {"c", 43}}, ok: true,
+			cands: []plan.RouteCandidate{{Service: "a", Weight: 34, Wanted: 3, Ready: 1}, {Service: "b", Weight: 33, Wanted: 3, Ready: 3}, {Service: "c", Weight: 33, Wanted: 3, Ready: 3}},
+			want:  []render.RouteBackend{{Service: "a", Weight: 14}, {Service: "b", Weight: 43}, {Service: "c", Weight: 43}}, ok: true,
 		},
 		"NothingReady": {
-			cands: []routeCandidate{{"a", 90, 3, 0}, {"b", 10, 1, 0}},
+			cands: []plan.RouteCandidate{{Service: "a", Weight: 90, Wanted: 3, Ready: 0}, {Service: "b", Weight: 10, Wanted: 1, Ready: 0}},
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
-			got, ok := routeWeights(tc.cands, tc.fallback)
+			got, ok := plan.RouteWeights(tc.cands, tc.fallback)
 			if ok != tc.ok {
 				t.Fatalf("ok %v, want %v (%v)", ok, tc.ok, got)
 			}
@@ -685,13 +689,13 @@ func TestRouteKeepsLastWeights(t *testing.T) {
 		down = append(down, o)
 	}
 	rsp := run(t, newRequest(t, canaryXR(t), in, down...))
-	if diff := cmp.Diff([]routeBackend{{"llama-1", 90}, {"llama-2", 10}}, routeOf(t, rsp)); diff != "" {
+	if diff := cmp.Diff([]render.RouteBackend{{Service: "llama-1", Weight: 90}, {Service: "llama-2", Weight: 10}}, routeOf(t, rsp)); diff != "" {
 		t.Errorf("route with no ready server (-want +got):\n%s", diff)
 	}
-	if got := trafficReason(rsp); got != reasonRouteHeld.String() {
-		t.Errorf("TrafficSplit %s, want RouteHeld (%s)", got, conditionMessage(rsp, conditionTrafficSplit))
+	if got := trafficReason(rsp); got != reason.RouteHeld.String() {
+		t.Errorf("TrafficSplit %s, want RouteHeld (%s)", got, conditionMessage(rsp, reason.ConditionTrafficSplit))
 	}
-	if msg := conditionMessage(rsp, conditionTrafficSplit); !strings.Contains(msg, "keeps its last weights (llama-1 90%, llama-2 10%)") {
+	if msg := conditionMessage(rsp, reason.ConditionTrafficSplit); !strings.Contains(msg, "keeps its last weights (llama-1 90%, llama-2 10%)") {
 		t.Errorf("TrafficSplit message %q", msg)
 	}
 }
@@ -704,14 +708,14 @@ func TestRouteDeletedWithoutGateway(t *testing.T) {
 	plain := canaryXR(t)
 	delete(plain["spec"].(map[string]any), "traffic")
 	rsp, obs2 := settle(t, plain, in, world{RouteState: "accepted"}, obs)
-	if diff := cmp.Diff([]routeBackend{{"llama", 100}}, routeOf(t, rsp)); diff != "" {
+	if diff := cmp.Diff([]render.RouteBackend{{Service: "llama", Weight: 100}}, routeOf(t, rsp)); diff != "" {
 		t.Errorf("the route without spec.traffic (-want +got):\n%s", diff)
 	}
 	if st := statusOf(rsp); st["routeURL"] != "http://llama.team-a.models.example.com" {
 		t.Errorf("status.routeURL %v with the route kept", st["routeURL"])
 	}
 	rsp, _ = settle(t, plain, nil, world{}, obs2)
-	if _, ok := rsp.GetDesired().GetResources()[resourceRoute]; ok {
+	if _, ok := rsp.GetDesired().GetResources()[render.ResourceRoute]; ok {
 		t.Error("the route is still returned once the Input names no Gateway")
 	}
 }

@@ -3,14 +3,18 @@ package fn
 import (
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/google/go-cmp/cmp"
-	appsv1 "k8s.io/api/apps/v1"
-
 	"github.com/inferno-ai/function-inferno/apis/inference/v1alpha1"
+	"github.com/inferno-ai/function-inferno/internal/kinds/keda"
+	"github.com/inferno-ai/function-inferno/internal/reason"
+	"github.com/inferno-ai/function-inferno/internal/render"
+	appsv1 "k8s.io/api/apps/v1"
+	"k8s.io/utils/ptr"
 )
 
 // kedaInput is an Input that lets claims scale to zero.
@@ -48,19 +52,19 @@ func atZero() map[string]any {
 func TestRenderScaledObject(t *testing.T) {
 	cases := map[string]struct {
 		edit func(xr, in map[string]any)
-		want scaledObjectSpec
+		want keda.ScaledObjectSpec
 	}{
 		"Defaults": {
-			want: scaledObjectSpec{
-				ScaleTargetRef:  scaleTarget{APIVersion: "apps/v1", Kind: "Deployment", Name: "llama"},
-				PollingInterval: ptrTo(int32(15)), CooldownPeriod: ptrTo(int32(300)),
-				IdleReplicaCount: ptrTo(int32(0)), MinReplicaCount: ptrTo(int32(0)), MaxReplicaCount: ptrTo(int32(3)),
-				Triggers: []scaleTrigger{{Type: "prometheus", Name: "concurrency", MetricType: "AverageValue", Metadata: map[string]string{
+			want: keda.ScaledObjectSpec{
+				ScaleTargetRef:  keda.ScaleTarget{APIVersion: "apps/v1", Kind: "Deployment", Name: "llama"},
+				PollingInterval: ptr.To(int32(15)), CooldownPeriod: ptr.To(int32(300)),
+				IdleReplicaCount: ptr.To(int32(0)), MinReplicaCount: ptr.To(int32(0)), MaxReplicaCount: ptr.To(int32(3)),
+				Triggers: []keda.ScaleTrigger{{Type: "prometheus", Name: "concurrency", MetricType: "AverageValue", Metadata: map[string]string{
 					"serverAddress": "http://prometheus.monitoring.svc:9090",
 					"query":         `sum(vllm_num_requests_running{namespace="team-a",pod=~"llama-[a-z0-9]{1,10}-?[a-z0-9]{5}"})`,
 					"threshold":     "4",
 				}}},
-				Fallback: &kedaFallback{FailureThreshold: 3, Replicas: 1},
+				Fallback: &keda.Fallback{FailureThreshold: 3, Replicas: 1},
 			},
 		},
 		"InputSettingsAndCPU": {
@@ -71,11 +75,11 @@ func TestRenderScaledObject(t *testing.T) {
 				setPath(in, map[string]any{"enabled": true, "prometheusAddress": "https://prom.internal", "cooldownPeriod": 600, "pollingInterval": 5,
 					"fallback": map[string]any{"failureThreshold": 5, "replicas": 4}}, "keda")
 			},
-			want: scaledObjectSpec{
-				ScaleTargetRef:  scaleTarget{APIVersion: "apps/v1", Kind: "Deployment", Name: "llama"},
-				PollingInterval: ptrTo(int32(5)), CooldownPeriod: ptrTo(int32(600)),
-				IdleReplicaCount: ptrTo(int32(0)), MinReplicaCount: ptrTo(int32(0)), MaxReplicaCount: ptrTo(int32(2)),
-				Triggers: []scaleTrigger{
+			want: keda.ScaledObjectSpec{
+				ScaleTargetRef:  keda.ScaleTarget{APIVersion: "apps/v1", Kind: "Deployment", Name: "llama"},
+				PollingInterval: ptr.To(int32(5)), CooldownPeriod: ptr.To(int32(600)),
+				IdleReplicaCount: ptr.To(int32(0)), MinReplicaCount: ptr.To(int32(0)), MaxReplicaCount: ptr.To(int32(2)),
+				Triggers: []keda.ScaleTrigger{
 					{Type: "prometheus", Name: "concurrency", MetricType: "AverageValue", Metadata: map[string]string{
 						"serverAddress": "https://prom.internal",
 						"query":         `sum(inferno_fake_requests_running{namespace="team-a",pod=~"llama-[a-z0-9]{1,10}-?[a-z0-9]{5}"})`,
@@ -84,7 +88,7 @@ func TestRenderScaledObject(t *testing.T) {
 					{Type: "cpu", Name: "cpu", MetricType: "Utilization", Metadata: map[string]string{"value": "70"}},
 				},
 				// Capped at spec.replicas.max.
-				Fallback: &kedaFallback{FailureThreshold: 5, Replicas: 2},
+				Fallback: &keda.Fallback{FailureThreshold: 5, Replicas: 2},
 			},
 		},
 	}
@@ -95,18 +99,18 @@ func TestRenderScaledObject(t *testing.T) {
 				tc.edit(xr, in)
 			}
 			servers, _ := pulled(t, xr, in)
-			got := desiredObject[scaledObject](t, servers, resourceScaledObject)
+			got := desiredObject[keda.ScaledObject](t, servers, render.ResourceScaledObject)
 			if diff := cmp.Diff(tc.want, got.Spec); diff != "" {
 				t.Errorf("ScaledObject spec (-want +got):\n%s", diff)
 			}
 			if got.APIVersion != "keda.sh/v1alpha1" || got.Kind != "ScaledObject" || got.Namespace != "team-a" || got.Name != "llama" {
 				t.Errorf("ScaledObject is %s %s %s/%s", got.APIVersion, got.Kind, got.Namespace, got.Name)
 			}
-			if _, ok := servers.GetDesired().GetResources()[resourceHPA]; ok {
+			if _, ok := servers.GetDesired().GetResources()[render.ResourceHPA]; ok {
 				t.Error("an HPA is rendered beside the ScaledObject")
 			}
 			// KEDA owns the replicas: the Deployment never sets them.
-			if d := desiredObject[appsv1.Deployment](t, servers, resourceDeployment); d.Spec.Replicas != nil {
+			if d := desiredObject[appsv1.Deployment](t, servers, render.ResourceDeployment); d.Spec.Replicas != nil {
 				t.Errorf("the Deployment sets spec.replicas %d; KEDA's scaling would be reverted", *d.Spec.Replicas)
 			}
 		})
@@ -120,7 +124,7 @@ func TestMinOneKeepsHPA(t *testing.T) {
 	setPath(xr, 1, "spec", "replicas", "min")
 	servers, _ := pulled(t, xr, kedaInput())
 	names := desiredNames(servers)
-	if !contains(names, resourceHPA) || contains(names, resourceScaledObject) {
+	if !slices.Contains(names, render.ResourceHPA) || slices.Contains(names, render.ResourceScaledObject) {
 		t.Errorf("desired %v, want the HPA and no ScaledObject", names)
 	}
 }
@@ -130,44 +134,44 @@ func TestMinOneKeepsHPA(t *testing.T) {
 func TestScaleToZeroPhases(t *testing.T) {
 	xr, in := zeroXR(), kedaInput()
 	servers, obs := pulled(t, xr, in)
-	service := observedFrom(t, servers, resourceService, map[string]any{})
+	service := observedFrom(t, servers, render.ResourceService, map[string]any{})
 	scaled := func(ready, active string) observedObject {
-		return observedFrom(t, servers, resourceScaledObject, kedaStatus(ready, active))
+		return observedFrom(t, servers, render.ResourceScaledObject, kedaStatus(ready, active))
 	}
 	cases := map[string]struct {
 		deployment observedObject
 		scaled     *observedObject
 		phase      v1alpha1.Phase
-		reason     reason
+		reason     reason.Reason
 		ready      bool // the ScaledObject's readiness
 		msg        string
 	}{
 		// The Deployment starts at the API server's default of 1: the
 		// first server loads the model, then KEDA takes over.
 		"FirstServerServes": {
-			deployment: observeDeployment(t, servers, 1, deploymentStatus(1, 1)), scaled: ptrTo(scaled("True", "False")),
-			phase: v1alpha1.PhaseServing, reason: reasonAvailable, ready: true, msg: "1 of 1 servers ready",
+			deployment: observeDeployment(t, servers, 1, deploymentStatus(1, 1)), scaled: ptr.To(scaled("True", "False")),
+			phase: v1alpha1.PhaseServing, reason: reason.Available, ready: true, msg: "1 of 1 servers ready",
 		},
 		"Idle": {
-			deployment: observeDeployment(t, servers, 0, atZero()), scaled: ptrTo(scaled("True", "False")),
-			phase: v1alpha1.PhaseIdle, reason: reasonIdle, ready: true,
+			deployment: observeDeployment(t, servers, 0, atZero()), scaled: ptr.To(scaled("True", "False")),
+			phase: v1alpha1.PhaseIdle, reason: reason.Idle, ready: true,
 			msg: "idle at http://llama.team-a.svc.cluster.local:80: scaled to zero after 300s without an in-flight request; KEDA starts a server when vllm_num_requests_running is above 0",
 		},
 		"Waking": {
-			deployment: observeDeployment(t, servers, 0, atZero()), scaled: ptrTo(scaled("True", "True")),
-			phase: v1alpha1.PhaseStarting, reason: reasonWaking, ready: true, msg: "starting a server",
+			deployment: observeDeployment(t, servers, 0, atZero()), scaled: ptr.To(scaled("True", "True")),
+			phase: v1alpha1.PhaseStarting, reason: reason.Waking, ready: true, msg: "starting a server",
 		},
 		"WokenStarting": {
-			deployment: observeDeployment(t, servers, 1, deploymentStatus(1, 0)), scaled: ptrTo(scaled("True", "True")),
-			phase: v1alpha1.PhaseStarting, reason: reasonStarting, ready: true, msg: "0 of 1 servers ready",
+			deployment: observeDeployment(t, servers, 1, deploymentStatus(1, 0)), scaled: ptr.To(scaled("True", "True")),
+			phase: v1alpha1.PhaseStarting, reason: reason.Starting, ready: true, msg: "0 of 1 servers ready",
 		},
 		"ScalerNotReadyAtZero": {
-			deployment: observeDeployment(t, servers, 0, atZero()), scaled: ptrTo(scaled("False", "False")),
-			phase: v1alpha1.PhaseDegraded, reason: reasonScalerNotReady, msg: "no request can wake the service",
+			deployment: observeDeployment(t, servers, 0, atZero()), scaled: ptr.To(scaled("False", "False")),
+			phase: v1alpha1.PhaseDegraded, reason: reason.ScalerNotReady, msg: "no request can wake the service",
 		},
 		"ScaledObjectNotObservedAtZero": {
 			deployment: observeDeployment(t, servers, 0, atZero()),
-			phase:      v1alpha1.PhaseDegraded, reason: reasonScalerNotReady, msg: "not observed yet",
+			phase:      v1alpha1.PhaseDegraded, reason: reason.ScalerNotReady, msg: "not observed yet",
 		},
 	}
 	for name, tc := range cases {
@@ -187,10 +191,10 @@ func TestScaleToZeroPhases(t *testing.T) {
 			if st["url"] != "http://llama.team-a.svc.cluster.local:80" {
 				t.Errorf("status.url %v", st["url"])
 			}
-			if got := conditionReason(rsp, conditionServerReady); got != tc.reason.String() {
+			if got := conditionReason(rsp, reason.ConditionServerReady); got != tc.reason.String() {
 				t.Errorf("ServerReady reason %q, want %s", got, tc.reason)
 			}
-			if got := readiness(rsp, resourceScaledObject) == fnv1.Ready_READY_TRUE; got != tc.ready {
+			if got := readiness(rsp, render.ResourceScaledObject) == fnv1.Ready_READY_TRUE; got != tc.ready {
 				t.Errorf("ScaledObject ready %v, want %v", got, tc.ready)
 			}
 			if tc.phase == v1alpha1.PhaseIdle {
@@ -201,7 +205,7 @@ func TestScaleToZeroPhases(t *testing.T) {
 					}
 				}
 			}
-			if d := desiredObject[appsv1.Deployment](t, rsp, resourceDeployment); d.Spec.Replicas != nil {
+			if d := desiredObject[appsv1.Deployment](t, rsp, render.ResourceDeployment); d.Spec.Replicas != nil {
 				t.Errorf("the Deployment sets spec.replicas %d", *d.Spec.Replicas)
 			}
 		})
@@ -220,26 +224,26 @@ func TestSwapHPAAndScaledObject(t *testing.T) {
 
 	down := run(t, newRequest(t, zeroXR(), in, obs...))
 	names := desiredNames(down)
-	if contains(names, resourceHPA) || !contains(names, resourceScaledObject) {
+	if slices.Contains(names, render.ResourceHPA) || !slices.Contains(names, render.ResourceScaledObject) {
 		t.Fatalf("min 0: desired %v, want the ScaledObject and no HPA", names)
 	}
 
 	// KEDA scaled it to zero; the claim asks for a floor of 2.
 	atZeroObs := replaceObserved(obs, observeDeployment(t, down, 0, atZero()))
-	atZeroObs = append(atZeroObs, observedFrom(t, down, resourceScaledObject, kedaStatus("True", "False")))
+	atZeroObs = append(atZeroObs, observedFrom(t, down, render.ResourceScaledObject, kedaStatus("True", "False")))
 	setPath(one, 2, "spec", "replicas", "min")
 	up := run(t, newRequest(t, one, in, atZeroObs...))
 	names = desiredNames(up)
-	if !contains(names, resourceHPA) || contains(names, resourceScaledObject) {
+	if !slices.Contains(names, render.ResourceHPA) || slices.Contains(names, render.ResourceScaledObject) {
 		t.Fatalf("min 2: desired %v, want the HPA and no ScaledObject", names)
 	}
-	d := desiredObject[appsv1.Deployment](t, up, resourceDeployment)
+	d := desiredObject[appsv1.Deployment](t, up, render.ResourceDeployment)
 	if d.Spec.Replicas == nil || *d.Spec.Replicas != 2 {
 		t.Errorf("lifting from zero: Deployment replicas %v, want 2", d.Spec.Replicas)
 	}
 	lifted := replaceObserved(atZeroObs, observeDeployment(t, up, 2, deploymentStatus(2, 2)))
 	again := run(t, newRequest(t, one, in, lifted...))
-	if d := desiredObject[appsv1.Deployment](t, again, resourceDeployment); d.Spec.Replicas != nil {
+	if d := desiredObject[appsv1.Deployment](t, again, render.ResourceDeployment); d.Spec.Replicas != nil {
 		t.Errorf("once above zero the HPA owns the replicas; the Deployment sets %d", *d.Spec.Replicas)
 	}
 }
@@ -249,7 +253,9 @@ func TestSwapHPAAndScaledObject(t *testing.T) {
 // generated name was cut at 58 characters) and never those of a claim
 // whose name extends this one's.
 func TestConcurrencyQueryScope(t *testing.T) {
-	re := func(name string) *regexp.Regexp { return regexp.MustCompile("^(?:" + name + podNameSuffix + ")$") }
+	re := func(name string) *regexp.Regexp {
+		return regexp.MustCompile("^(?:" + name + render.PodNameSuffix + ")$")
+	}
 	long := strings.Repeat("a", 49)
 	cases := []struct {
 		claim, pod string
@@ -290,7 +296,7 @@ func TestScaleToZeroGolden(t *testing.T) {
 	compareGolden(t, "scale-to-zero-fresh", fresh)
 
 	servers, obs := pulled(t, xr, in)
-	service := observedFrom(t, servers, resourceService, map[string]any{})
+	service := observedFrom(t, servers, render.ResourceService, map[string]any{})
 	stages := []struct {
 		name, phase string
 		deployment  observedObject
@@ -300,8 +306,8 @@ func TestScaleToZeroGolden(t *testing.T) {
 	}
 	for _, st := range stages {
 		t.Run(st.name, func(t *testing.T) {
-			o := append(append([]observedObject{}, obs...), st.deployment, service, observedFrom(t, servers, resourceScaledObject, kedaStatus("True", "False")),
-				observedFrom(t, servers, resourceHTTPScaledObject, map[string]any{"conditions": []any{
+			o := append(append([]observedObject{}, obs...), st.deployment, service, observedFrom(t, servers, render.ResourceScaledObject, kedaStatus("True", "False")),
+				observedFrom(t, servers, render.ResourceHTTPScaledObject, map[string]any{"conditions": []any{
 					map[string]any{"type": "Ready", "status": "True", "reason": "HTTPScaledObjectIsReady", "message": "Finished object creation"},
 				}}))
 			fixture := filepath.Join(scaleToZeroDir, "observed", st.name+".yaml")
@@ -345,38 +351,38 @@ func TestHTTPAddOn(t *testing.T) {
 	setPath(in, map[string]any{"enabled": true}, "keda", "httpAddOn")
 	xr := zeroXR()
 	servers, obs := pulled(t, xr, in)
-	got := desiredObject[httpScaledObject](t, servers, resourceHTTPScaledObject)
-	want := httpScaledObjectSpec{
+	got := desiredObject[keda.HTTPScaledObject](t, servers, render.ResourceHTTPScaledObject)
+	want := keda.HTTPScaledObjectSpec{
 		Hosts:           []string{"llama.team-a.svc.cluster.local", "llama.team-a.svc"},
-		ScaleTargetRef:  httpScaleTarget{Name: "llama", APIVersion: "apps/v1", Kind: "Deployment", Service: "llama", Port: 80},
-		Replicas:        &httpReplicas{Min: ptrTo(int32(0)), Max: ptrTo(int32(3))},
-		ScaledownPeriod: ptrTo(int32(300)),
-		ScalingMetric:   &httpScaledMetric{Concurrency: &httpTarget{TargetValue: 4}},
+		ScaleTargetRef:  keda.HTTPScaleTarget{Name: "llama", APIVersion: "apps/v1", Kind: "Deployment", Service: "llama", Port: 80},
+		Replicas:        &keda.HTTPReplicas{Min: ptr.To(int32(0)), Max: ptr.To(int32(3))},
+		ScaledownPeriod: ptr.To(int32(300)),
+		ScalingMetric:   &keda.HTTPScaledMetric{Concurrency: &keda.HTTPTarget{TargetValue: 4}},
 	}
 	if diff := cmp.Diff(want, got.Spec); diff != "" {
 		t.Errorf("HTTPScaledObject spec (-want +got):\n%s", diff)
 	}
-	if got.Annotations[skipScaledObjectCreation] != "true" || got.APIVersion != "http.keda.sh/v1alpha1" || got.Kind != "HTTPScaledObject" {
+	if got.Annotations[render.SkipScaledObjectCreation] != "true" || got.APIVersion != "http.keda.sh/v1alpha1" || got.Kind != "HTTPScaledObject" {
 		t.Errorf("HTTPScaledObject %s %s, annotations %v", got.APIVersion, got.Kind, got.Annotations)
 	}
-	so := desiredObject[scaledObject](t, servers, resourceScaledObject)
+	so := desiredObject[keda.ScaledObject](t, servers, render.ResourceScaledObject)
 	if n := len(so.Spec.Triggers); n != 2 {
 		t.Fatalf("ScaledObject has %d triggers, want prometheus and external-push", n)
 	}
-	wantTrigger := scaleTrigger{Type: "external-push", Name: "http", MetricType: "AverageValue", Metadata: map[string]string{
+	wantTrigger := keda.ScaleTrigger{Type: "external-push", Name: "http", MetricType: "AverageValue", Metadata: map[string]string{
 		"scalerAddress": "keda-add-ons-http-external-scaler.keda:9090", "httpScaledObject": "llama",
 	}}
 	if diff := cmp.Diff(wantTrigger, so.Spec.Triggers[1]); diff != "" {
 		t.Errorf("external-push trigger (-want +got):\n%s", diff)
 	}
-	if readiness(servers, resourceHTTPScaledObject) == fnv1.Ready_READY_TRUE {
+	if readiness(servers, render.ResourceHTTPScaledObject) == fnv1.Ready_READY_TRUE {
 		t.Error("an HTTPScaledObject not observed is ready")
 	}
 	// Observed with the add-on's Ready condition: ready.
-	o := append(obs, observedFrom(t, servers, resourceHTTPScaledObject, map[string]any{"conditions": []any{
+	o := append(obs, observedFrom(t, servers, render.ResourceHTTPScaledObject, map[string]any{"conditions": []any{
 		map[string]any{"type": "Ready", "status": "True", "reason": "HTTPScaledObjectIsReady", "message": "Finished object creation"},
 	}}))
-	if rsp := run(t, newRequest(t, xr, in, o...)); readiness(rsp, resourceHTTPScaledObject) != fnv1.Ready_READY_TRUE {
+	if rsp := run(t, newRequest(t, xr, in, o...)); readiness(rsp, render.ResourceHTTPScaledObject) != fnv1.Ready_READY_TRUE {
 		t.Error("an HTTPScaledObject with Ready=True is not ready")
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/inferno-ai/function-inferno/internal/render"
+	"github.com/inferno-ai/function-inferno/internal/resolve"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -26,14 +28,14 @@ func TestRenderService(t *testing.T) {
 				setPath(xr, tc.port, "spec", "serve", "port")
 			}
 			servers, _ := pulled(t, xr, nil)
-			got := desiredObject[corev1.Service](t, servers, resourceService)
+			got := desiredObject[corev1.Service](t, servers, render.ResourceService)
 			s := mustResolve(t, xr, nil)
 			want := &corev1.Service{
 				TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
-				ObjectMeta: metav1.ObjectMeta{Name: "llama", Namespace: "team-a", Labels: s.labels(s.primary(), componentServer)},
+				ObjectMeta: metav1.ObjectMeta{Name: "llama", Namespace: "team-a", Labels: s.Labels(s.Primary(), resolve.ComponentServer)},
 				Spec: corev1.ServiceSpec{
 					Type:     corev1.ServiceTypeClusterIP,
-					Selector: map[string]string{labelInstance: "llama", labelComponent: componentServer},
+					Selector: map[string]string{resolve.LabelInstance: "llama", resolve.LabelComponent: resolve.ComponentServer},
 					// The Service always listens on 80 and targets the
 					// container port by name, whatever the runtime's port.
 					Ports: []corev1.ServicePort{{Name: "http", Port: 80, TargetPort: intstr.FromString("http"), Protocol: corev1.ProtocolTCP}},
@@ -50,7 +52,7 @@ func TestRenderService(t *testing.T) {
 // pods' labels and not the puller's.
 func TestServiceSelectsServers(t *testing.T) {
 	servers, obs := pulled(t, testXR(), nil)
-	svc := desiredObject[corev1.Service](t, servers, resourceService)
+	svc := desiredObject[corev1.Service](t, servers, render.ResourceService)
 	matches := func(labels map[string]any) bool {
 		for k, v := range svc.Spec.Selector {
 			if labels[k] != v {
@@ -64,7 +66,7 @@ func TestServiceSelectsServers(t *testing.T) {
 		m, _ := v.(map[string]any)
 		return m
 	}
-	got := map[string]bool{"server": matches(podLabels(resourceDeployment)), "puller": matches(podLabels(obs[1].Name))}
+	got := map[string]bool{"server": matches(podLabels(render.ResourceDeployment)), "puller": matches(podLabels(obs[1].Name))}
 	if diff := cmp.Diff(map[string]bool{"server": true, "puller": false}, got); diff != "" {
 		t.Errorf("selector matches (-want +got):\n%s", diff)
 	}
@@ -79,7 +81,7 @@ func TestServiceURL(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			if diff := cmp.Diff(tc.want, serviceURL(&resolvedSpec{Name: tc.name, Namespace: tc.namespace})); diff != "" {
+			if diff := cmp.Diff(tc.want, render.ServiceURL(&resolve.Spec{Name: tc.name, Namespace: tc.namespace})); diff != "" {
 				t.Errorf("URL (-want +got):\n%s", diff)
 			}
 		})

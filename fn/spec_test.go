@@ -8,9 +8,10 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	corev1 "k8s.io/api/core/v1"
-
 	"github.com/inferno-ai/function-inferno/input/v1beta1"
+	"github.com/inferno-ai/function-inferno/internal/resolve"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/ptr"
 )
 
 // inputFrom decodes an Input map (nil for none) as RunFunction would.
@@ -31,16 +32,16 @@ func inputFrom(t testing.TB, m map[string]any) *v1beta1.Input {
 }
 
 // resolveXR decodes and resolves an XR with an Input map.
-func resolveXR(t testing.TB, xr, in map[string]any) (*resolvedSpec, []string, error) {
+func resolveXR(t testing.TB, xr, in map[string]any) (*resolve.Spec, []string, error) {
 	t.Helper()
-	x, err := decodeXR(mustStruct(t, xr))
+	x, err := resolve.DecodeXR(mustStruct(t, xr))
 	if err != nil {
 		return nil, nil, err
 	}
-	return resolve(x, inputFrom(t, in))
+	return resolve.Resolve(x, inputFrom(t, in))
 }
 
-func mustResolve(t testing.TB, xr, in map[string]any) *resolvedSpec {
+func mustResolve(t testing.TB, xr, in map[string]any) *resolve.Spec {
 	t.Helper()
 	s, _, err := resolveXR(t, xr, in)
 	if err != nil {
@@ -63,10 +64,10 @@ type resolved struct {
 	Image                    string
 	Port                     int32
 	PullerImage, TokenEnv    string
-	Autoscaling              *autoscaling
+	Autoscaling              *resolve.Autoscaling
 }
 
-func summarize(s *resolvedSpec) resolved {
+func summarize(s *resolve.Spec) resolved {
 	r := resolved{
 		Name: s.Name, Namespace: s.Namespace, Scheme: s.Model.Scheme, Source: s.Model.Source,
 		Framework: string(s.Model.Framework), Min: s.MinReplicas, Max: s.MaxReplicas,
@@ -161,7 +162,7 @@ func TestResolveDefaults(t *testing.T) {
 func TestResolveReplicasAndAutoscaling(t *testing.T) {
 	type out struct {
 		Min, Max    int32
-		Autoscaling *autoscaling
+		Autoscaling *resolve.Autoscaling
 		Warnings    int
 	}
 	cases := map[string]struct {
@@ -179,20 +180,20 @@ func TestResolveReplicasAndAutoscaling(t *testing.T) {
 		},
 		"EnabledNoTarget": {
 			replicas: map[string]any{"min": 1, "max": 4}, autoscaling: map[string]any{"enabled": true},
-			want: out{Min: 1, Max: 4, Autoscaling: &autoscaling{CPUUtilization: ptrTo(int32(80))}, Warnings: 1},
+			want: out{Min: 1, Max: 4, Autoscaling: &resolve.Autoscaling{CPUUtilization: ptr.To(int32(80))}, Warnings: 1},
 		},
 		"CPUTarget": {
 			replicas: map[string]any{"min": 2, "max": 4}, autoscaling: map[string]any{"enabled": true, "targetCPUUtilization": 60},
-			want: out{Min: 2, Max: 4, Autoscaling: &autoscaling{CPUUtilization: ptrTo(int32(60))}, Warnings: 1},
+			want: out{Min: 2, Max: 4, Autoscaling: &resolve.Autoscaling{CPUUtilization: ptr.To(int32(60))}, Warnings: 1},
 		},
 		"ConcurrencyTarget": {
 			replicas: map[string]any{"min": 1, "max": 4}, autoscaling: map[string]any{"enabled": true, "targetConcurrency": 10},
-			want: out{Min: 1, Max: 4, Autoscaling: &autoscaling{Concurrency: ptrTo(int32(10)), Metric: "vllm_num_requests_running"}, Warnings: 1},
+			want: out{Min: 1, Max: 4, Autoscaling: &resolve.Autoscaling{Concurrency: ptr.To(int32(10)), Metric: "vllm_num_requests_running"}, Warnings: 1},
 		},
 		"BothTargetsTGI": {
 			framework: "tgi",
 			replicas:  map[string]any{"min": 1, "max": 4}, autoscaling: map[string]any{"enabled": true, "targetConcurrency": 3, "targetCPUUtilization": 70},
-			want: out{Min: 1, Max: 4, Autoscaling: &autoscaling{CPUUtilization: ptrTo(int32(70)), Concurrency: ptrTo(int32(3)), Metric: "tgi_queue_size"}, Warnings: 1},
+			want: out{Min: 1, Max: 4, Autoscaling: &resolve.Autoscaling{CPUUtilization: ptr.To(int32(70)), Concurrency: ptr.To(int32(3)), Metric: "tgi_queue_size"}, Warnings: 1},
 		},
 	}
 	for name, tc := range cases {
@@ -243,8 +244,8 @@ func TestModelHash(t *testing.T) {
 			if diff := cmp.Diff(tc.same, got == base); diff != "" {
 				t.Errorf("hash %s vs %s: same (-want +got):\n%s", got, base, diff)
 			}
-			if len(got) != hashLength {
-				t.Errorf("hash %q has %d digits, want %d", got, len(got), hashLength)
+			if len(got) != resolve.HashLength {
+				t.Errorf("hash %q has %d digits, want %d", got, len(got), resolve.HashLength)
 			}
 		})
 	}
@@ -268,10 +269,10 @@ func TestParseURI(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			m := model{URI: tc.uri}
-			var errs fieldErrors
-			parseURI(&m, "spec.model.uri", &errs)
-			if err := errs.err(); err != nil {
+			m := resolve.Model{URI: tc.uri}
+			var errs resolve.FieldErrors
+			resolve.ParseURI(&m, "spec.model.uri", &errs)
+			if err := errs.Err(); err != nil {
 				t.Fatalf("parseURI(%q): %v", tc.uri, err)
 			}
 			if diff := cmp.Diff(tc.want, parsed{m.Scheme, m.Source, m.Claim, m.SubPath}); diff != "" {
@@ -288,13 +289,13 @@ func TestNameLengthLimit(t *testing.T) {
 		length  int
 		wantErr bool
 	}{
-		"AtLimit":   {length: maxNameLength},
-		"OverLimit": {length: maxNameLength + 1, wantErr: true},
+		"AtLimit":   {length: resolve.MaxNameLength},
+		"OverLimit": {length: resolve.MaxNameLength + 1, wantErr: true},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			xr := testXR()
-			setPath(xr, "l"+strings.Repeat("a", tc.length-1), "metadata", "labels", labelClaimName)
+			setPath(xr, "l"+strings.Repeat("a", tc.length-1), "metadata", "labels", resolve.LabelClaimName)
 			rsp := run(t, newRequest(t, xr, nil))
 			msg := fatalMessage(rsp)
 			if diff := cmp.Diff(tc.wantErr, msg != ""); diff != "" {
@@ -333,7 +334,7 @@ func TestDecodeXRWrongTypes(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			xr := testXR()
 			setPath(xr, tc.value, tc.path...)
-			_, err := decodeXR(mustStruct(t, xr))
+			_, err := resolve.DecodeXR(mustStruct(t, xr))
 			got := ""
 			if err != nil {
 				got = err.Error()

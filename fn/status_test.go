@@ -5,6 +5,10 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/inferno-ai/function-inferno/internal/render"
+	"github.com/inferno-ai/function-inferno/internal/resolve"
+	"github.com/inferno-ai/function-inferno/internal/status"
+	"k8s.io/utils/ptr"
 )
 
 // TestPhases walks a claim through its life and checks what RunFunction
@@ -17,9 +21,9 @@ func TestPhases(t *testing.T) {
 
 	fresh := run(t, newRequest(t, xr, nil))
 	job := pullJobResource(t, fresh)
-	pvc := observedFrom(t, fresh, resourcePVC, pvcPhase("Bound"))
+	pvc := observedFrom(t, fresh, render.ResourcePVC, pvcPhase("Bound"))
 	servers, weights := pulled(t, xr, nil)
-	svc := observedFrom(t, servers, resourceService, map[string]any{})
+	svc := observedFrom(t, servers, render.ResourceService, map[string]any{})
 	withDeploy := func(status map[string]any) []observedObject {
 		return append(append([]observedObject(nil), weights...), observeDeployment(t, servers, 2, status), svc)
 	}
@@ -30,7 +34,7 @@ func TestPhases(t *testing.T) {
 	setPath(next, map[string]any{"min": 2}, "spec", "replicas")
 	setPath(next, "ReadWriteMany", "spec", "storage", "accessMode")
 	setPath(next, "v2", "spec", "model", "revision")
-	old := withoutObserved(withDeploy(deploymentStatus(2, 2)), resourceJobPrefix)
+	old := withoutObserved(withDeploy(deploymentStatus(2, 2)), render.ResourceJobPrefix)
 	nextFresh := run(t, newRequest(t, next, nil, old...))
 	newJob := pullJobResource(t, nextFresh)
 
@@ -60,7 +64,7 @@ func TestPhases(t *testing.T) {
 			message: "creating volume llama-weights and pull Job",
 		},
 		"PendingPVCOnly": {
-			xr: xr, observed: []observedObject{observedFrom(t, fresh, resourcePVC, pvcPhase("Pending"))}, want: status{Phase: "Pending"},
+			xr: xr, observed: []observedObject{observedFrom(t, fresh, render.ResourcePVC, pvcPhase("Pending"))}, want: status{Phase: "Pending"},
 			conds: []cond{{"WeightsReady", condFalse, "PullPending", toBoth}, {"ServerReady", condFalse, "WaitingForWeights", toBoth}},
 		},
 		"Pulling": {
@@ -139,7 +143,7 @@ func TestPhases(t *testing.T) {
 			conds: []cond{{"WeightsReady", condTrue, "Pulled", toBoth}, {"ServerReady", condTrue, "Available", toBoth}},
 		},
 		"MountedWeightsServing": {
-			xr: mounted, observed: []observedObject{mountedDeploy, observedFrom(t, mountedFresh, resourceService, nil)},
+			xr: mounted, observed: []observedObject{mountedDeploy, observedFrom(t, mountedFresh, render.ResourceService, nil)},
 			want:  status{Phase: "Serving", ReadyReplicas: 1, ServiceName: "llama", URL: url},
 			conds: []cond{{"WeightsReady", condTrue, "UserVolume", toBoth}, {"ServerReady", condTrue, "Available", toBoth}},
 		},
@@ -198,7 +202,7 @@ func TestHPAScalingInactiveWarns(t *testing.T) {
 	setPath(xr, map[string]any{"enabled": true, "targetConcurrency": 8}, "spec", "autoscaling")
 	obs := serving(t, xr, nil, 1, deploymentStatus(1, 1))
 	servers, _ := pulled(t, xr, nil)
-	inactive := observedFrom(t, servers, resourceHPA, map[string]any{"conditions": []any{
+	inactive := observedFrom(t, servers, render.ResourceHPA, map[string]any{"conditions": []any{
 		map[string]any{"type": "AbleToScale", "status": "True", "reason": "ReadyForNewScale"},
 		map[string]any{"type": "ScalingActive", "status": "False", "reason": "FailedGetPodsMetric", "message": "unable to get metric vllm_num_requests_running"},
 	}})
@@ -224,7 +228,7 @@ func TestHPAScalingInactiveWarns(t *testing.T) {
 					t.Errorf("warning %q does not name the metric", r.GetMessage())
 				}
 			}
-			if diff := cmp.Diff(readyTrue, readiness(rsp, resourceHPA)); diff != "" {
+			if diff := cmp.Diff(readyTrue, readiness(rsp, render.ResourceHPA)); diff != "" {
 				t.Errorf("HPA readiness (-want +got):\n%s", diff)
 			}
 			if diff := cmp.Diff("Serving", statusOf(rsp)["phase"]); diff != "" {
@@ -236,16 +240,16 @@ func TestHPAScalingInactiveWarns(t *testing.T) {
 
 func TestAutoscalerMetrics(t *testing.T) {
 	cases := map[string]struct {
-		a    autoscaling
+		a    resolve.Autoscaling
 		want string
 	}{
-		"CPU":         {a: autoscaling{CPUUtilization: ptrTo(int32(80))}, want: "CPU utilisation (metrics-server)"},
-		"Concurrency": {a: autoscaling{Concurrency: ptrTo(int32(4)), Metric: "m"}, want: "m"},
-		"Both":        {a: autoscaling{CPUUtilization: ptrTo(int32(80)), Concurrency: ptrTo(int32(4)), Metric: "m"}, want: "CPU utilisation and m"},
+		"CPU":         {a: resolve.Autoscaling{CPUUtilization: ptr.To(int32(80))}, want: "CPU utilisation (metrics-server)"},
+		"Concurrency": {a: resolve.Autoscaling{Concurrency: ptr.To(int32(4)), Metric: "m"}, want: "m"},
+		"Both":        {a: resolve.Autoscaling{CPUUtilization: ptr.To(int32(80)), Concurrency: ptr.To(int32(4)), Metric: "m"}, want: "CPU utilisation and m"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			if diff := cmp.Diff(tc.want, autoscalerMetrics(&resolvedSpec{replicaBounds: replicaBounds{Autoscaling: &tc.a}})); diff != "" {
+			if diff := cmp.Diff(tc.want, status.AutoscalerMetrics(&resolve.Spec{ReplicaBounds: resolve.ReplicaBounds{Autoscaling: &tc.a}})); diff != "" {
 				t.Errorf("autoscalerMetrics (-want +got):\n%s", diff)
 			}
 		})

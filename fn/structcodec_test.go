@@ -4,13 +4,12 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/inferno-ai/function-inferno/internal/structcodec"
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-
-	"github.com/inferno-ai/function-inferno/internal/structcodec"
 )
 
 // The codec must agree with apimachinery's converter, which is what the

@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/inferno-ai/function-inferno/internal/reason"
 )
 
 // troubleshootingPage is the page that maps everything the function
@@ -106,8 +107,8 @@ const (
 func conditionsTable() string {
 	var b strings.Builder
 	b.WriteString("| Condition | Status | Reason | What it means | What to do |\n|---|---|---|---|---|\n")
-	for r := range numReasons {
-		d := reasons[r]
+	for r := range reason.NumReasons {
+		d := reason.Docs[r]
 		status := "False"
 		if d.Status {
 			status = "True"
@@ -123,10 +124,10 @@ func cell(s string) string { return strings.ReplaceAll(s, "|", "\\|") }
 // TestReasonsDocumented: every reason has a name, a condition type, and
 // both columns; no two share a name.
 func TestReasonsDocumented(t *testing.T) {
-	types := []string{conditionWeightsReady, conditionServerReady, conditionTrafficSplit, conditionAdaptersReady, conditionInferencePool}
-	seen := map[string]reason{}
-	for r := range numReasons {
-		d := reasons[r]
+	types := []string{reason.ConditionWeightsReady, reason.ConditionServerReady, reason.ConditionTrafficSplit, reason.ConditionAdaptersReady, reason.ConditionInferencePool}
+	seen := map[string]reason.Reason{}
+	for r := range reason.NumReasons {
+		d := reason.Docs[r]
 		if d.Name == "" || !slices.Contains(types, d.Type) || d.Means == "" || d.Do == "" {
 			t.Errorf("reason %d (%q) is not fully documented in fn/reasons.go: %+v", r, d.Name, d)
 		}
@@ -134,7 +135,7 @@ func TestReasonsDocumented(t *testing.T) {
 			t.Errorf("reasons %d and %d are both named %q", other, r, d.Name)
 		}
 		seen[d.Name] = r
-		if got := r.condition("m"); got.Type != d.Type || got.Status != d.Status || got.Reason != r {
+		if got := r.Condition("m"); got.Type != d.Type || got.Status != d.Status || got.Reason != r {
 			t.Errorf("%s.condition() = %+v", d.Name, got)
 		}
 	}
@@ -197,9 +198,9 @@ func (r *reports) sort() {
 }
 
 // reportingPackages are the directories, relative to this one, of the
-// packages whose messages reach the user: the function's own and the
+// packages whose messages reach the user: the function's stages and the
 // struct codec's, whose decoding errors refuse a claim.
-var reportingPackages = []string{".", "../internal/structcodec"}
+var reportingPackages = []string{".", "../internal/resolve", "../internal/observe", "../internal/plan", "../internal/render", "../internal/status", "../internal/structcodec"}
 
 // scanReports scans the non-test source of reportingPackages.
 func scanReports(t *testing.T) reports {
@@ -300,7 +301,7 @@ func (r *reports) scanFiles(fset *token.FileSet, files []*ast.File, problems *[]
 				}
 			case *ast.CallExpr:
 				switch fun := callName(n); {
-				case fun == ".add" && len(n.Args) >= 2:
+				case (fun == ".add" || fun == ".Add") && len(n.Args) >= 2:
 					for _, field := range e.eval(n.Args[0]) {
 						if strings.HasPrefix(field, "*") {
 							problem(n, "a refused field that does not start with a constant path")

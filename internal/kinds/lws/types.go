@@ -1,0 +1,107 @@
+package lws
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+)
+
+// The LeaderWorkerSet API (sigs.k8s.io/lws v0.7.0,
+// leaderworkerset.x-k8s.io/v1): the fields the function sets and reads.
+// They are our own types rather than the module's api package, whose
+// go.mod would bring controller-runtime, volcano.sh/apis and
+// cert-controller into ours for sixty lines of structs; the e2e applies
+// what they render to the upstream CRD with strict field validation.
+const (
+	APIVersion = "leaderworkerset.x-k8s.io/v1"
+	Kind       = "LeaderWorkerSet"
+	// WorkerIndexLabel is on every pod of a group: "0" on the leader.
+	WorkerIndexLabel = "leaderworkerset.sigs.k8s.io/worker-index"
+	// Conditions the LWS controller sets; Available and Progressing are
+	// mutually exclusive.
+	Available        = "Available"
+	Progressing      = "Progressing"
+	updateInProgress = "UpdateInProgress"
+)
+
+// LeaderWorkerSet is a LeaderWorkerSet: replicas groups of a leader and
+// size - 1 workers.
+type LeaderWorkerSet struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+	Spec              Spec   `json:"spec"`
+	Status            Status `json:"status,omitempty"`
+}
+
+type Spec struct {
+	// Replicas is the number of groups (the API server defaults it to 1).
+	Replicas             *int32          `json:"replicas,omitempty"`
+	LeaderWorkerTemplate Template        `json:"leaderWorkerTemplate"`
+	RolloutStrategy      RolloutStrategy `json:"rolloutStrategy,omitempty"`
+	// StartupPolicy LeaderCreated starts the workers with the leader;
+	// LeaderReady would wait for a leader that waits for its workers.
+	StartupPolicy string `json:"startupPolicy,omitempty"`
+}
+
+type Template struct {
+	LeaderTemplate *corev1.PodTemplateSpec `json:"leaderTemplate,omitempty"`
+	WorkerTemplate corev1.PodTemplateSpec  `json:"workerTemplate"`
+	Size           *int32                  `json:"size,omitempty"`
+	RestartPolicy  string                  `json:"restartPolicy,omitempty"`
+}
+
+type RolloutStrategy struct {
+	Type                       string         `json:"type"`
+	RollingUpdateConfiguration *RollingUpdate `json:"rollingUpdateConfiguration,omitempty"`
+}
+
+type RollingUpdate struct {
+	MaxUnavailable intstr.IntOrString `json:"maxUnavailable"`
+	MaxSurge       intstr.IntOrString `json:"maxSurge"`
+}
+
+// Status is what the LWS controller reports: groups, not pods. It has
+// no observedGeneration.
+type Status struct {
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+	// ReadyReplicas counts the groups whose leader and workers are all
+	// ready, UpdatedReplicas those on the current templates, Replicas
+	// those created.
+	ReadyReplicas   int32  `json:"readyReplicas,omitempty"`
+	UpdatedReplicas int32  `json:"updatedReplicas,omitempty"`
+	Replicas        int32  `json:"replicas,omitempty"`
+	HPAPodSelector  string `json:"hpaPodSelector,omitempty"`
+}
+
+// DeepCopyObject makes leaderWorkerSet a runtime.Object.
+func (l *LeaderWorkerSet) DeepCopyObject() runtime.Object {
+	out := *l
+	l.ObjectMeta.DeepCopyInto(&out.ObjectMeta)
+	if l.Spec.Replicas != nil {
+		out.Spec.Replicas = ptr.To(*l.Spec.Replicas)
+	}
+	t := &out.Spec.LeaderWorkerTemplate
+	if l.Spec.LeaderWorkerTemplate.LeaderTemplate != nil {
+		t.LeaderTemplate = l.Spec.LeaderWorkerTemplate.LeaderTemplate.DeepCopy()
+	}
+	l.Spec.LeaderWorkerTemplate.WorkerTemplate.DeepCopyInto(&t.WorkerTemplate)
+	if l.Spec.LeaderWorkerTemplate.Size != nil {
+		t.Size = ptr.To(*l.Spec.LeaderWorkerTemplate.Size)
+	}
+	if r := l.Spec.RolloutStrategy.RollingUpdateConfiguration; r != nil {
+		out.Spec.RolloutStrategy.RollingUpdateConfiguration = ptr.To(*r)
+	}
+	out.Status.Conditions = append([]metav1.Condition(nil), l.Status.Conditions...)
+	return &out
+}
+
+// ServedTemplate is the observed leader template, which records the
+// weights the groups mount.
+func (l *LeaderWorkerSet) ServedTemplate() (*corev1.PodTemplateSpec, error) {
+	if l.Spec.LeaderWorkerTemplate.LeaderTemplate == nil {
+		return &l.Spec.LeaderWorkerTemplate.WorkerTemplate, nil
+	}
+	return l.Spec.LeaderWorkerTemplate.LeaderTemplate, nil
+}

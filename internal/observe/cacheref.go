@@ -1,0 +1,161 @@
+package observe
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"github.com/inferno-ai/function-inferno/apis/inference/v1alpha1"
+	"github.com/inferno-ai/function-inferno/internal/render"
+	"github.com/inferno-ai/function-inferno/internal/resolve"
+	"github.com/inferno-ai/function-inferno/internal/structcodec"
+	"google.golang.org/protobuf/proto"
+)
+
+// An InferenceService with spec.model.cacheRef serves weights a ModelCache
+// pulled. The function asks Crossplane for that ModelCache claim (a
+// required resource) and reads its status: which volume, and which
+// directory holds each revision. Nothing is pulled and no volume is made
+// for the service, so the weights outlive it.
+
+// RequirementCache keys the required ModelCache in the request and the
+// response.
+const RequirementCache = "model-cache"
+
+// CacheRequirement is the selector of the ModelCache claim a service
+// needs, or nil without a cacheRef.
+func CacheRequirement(s *resolve.Spec) *fnv1.ResourceSelector {
+	if s.Model.Cache == "" {
+		return nil
+	}
+	return &fnv1.ResourceSelector{
+		ApiVersion: v1alpha1.SchemeGroupVersion.String(),
+		Kind:       v1alpha1.CacheClaimKind,
+		Match:      &fnv1.ResourceSelector_MatchName{MatchName: s.Model.Cache},
+		Namespace:  proto.String(s.Namespace),
+	}
+}
+
+// cacheState is what a ModelCache says about the revision a service wants.
+type cacheState int
+
+const (
+	// cacheUnresolved: Crossplane has not fetched the ModelCache yet (the
+	// first call of a reconcile).
+	cacheUnresolved cacheState = iota
+	CacheMissing
+	CachePulling
+	CacheReady
+	// cacheFailed: the cache's pull of the revision failed.
+	CacheFailed
+	// cacheMismatch: spec.model.uri is not the cache's.
+	CacheMismatch
+	// cacheRevisionMissing: the cache does not pull the revision.
+	CacheRevisionMissing
+)
+
+// CachedWeights is the observed ModelCache, judged for one service.
+type CachedWeights struct {
+	// URI of the cached weights.
+	URI     string
+	State   cacheState
+	Message string
+	// Weights are the revision's directory on the cache's volume, once
+	// State is cacheReady.
+	Weights render.Weights
+}
+
+// Cache reads the required ModelCache from the request and judges
+// it for the service's revision:
+//  1. not fetched yet: unresolved;
+//  2. fetched and not found: missing;
+//  3. spec.model.uri set and not the cache's: failed (CacheMismatch);
+//  4. the revision (spec.model.revision, or the cache's first) not among
+//     the cache's: failed (CacheRevisionMissing), unless the cache lists it
+//     and has not reported it yet (pulling);
+//  5. otherwise the revision's phase: Ready, Failed, or pulling.
+func Cache(req *fnv1.RunFunctionRequest, s *resolve.Spec) (*CachedWeights, error) {
+	if s.Model.Cache == "" {
+		return nil, nil
+	}
+	name := s.Model.Cache
+	items, resolved := req.GetRequiredResources()[RequirementCache]
+	if !resolved {
+		items, resolved = req.GetExtraResources()[RequirementCache] //nolint:staticcheck // Crossplane v1 fills only this field.
+	}
+	switch {
+	case !resolved:
+		return &CachedWeights{State: cacheUnresolved, Message: fmt.Sprintf("waiting for Crossplane to fetch ModelCache %s", name)}, nil
+	case len(items.GetItems()) == 0:
+		return &CachedWeights{State: CacheMissing, Message: fmt.Sprintf("ModelCache %s does not exist in namespace %s; create it, or fix spec.model.cacheRef.name", name, s.Namespace)}, nil
+	}
+	mc := &v1alpha1.XModelCache{}
+	if err := structcodec.Decode(items.GetItems()[0].GetResource(), mc, ""); err != nil {
+		return nil, fmt.Errorf("cannot decode ModelCache %s: %w", name, err)
+	}
+	c := judgeCache(s, mc)
+	c.URI = mc.Spec.URI
+	return c, nil
+}
+
+// judgeCache judges a decoded ModelCache for the service (see observeCache).
+func judgeCache(s *resolve.Spec, mc *v1alpha1.XModelCache) *CachedWeights {
+	name, st := s.Model.Cache, mc.Status
+	if s.Model.URI != "" && s.Model.URI != mc.Spec.URI {
+		return &CachedWeights{State: CacheMismatch, Message: fmt.Sprintf("ModelCache %s holds %s, not spec.model.uri %s; point spec.model.cacheRef at a cache of %s, or remove spec.model.uri", name, mc.Spec.URI, s.Model.URI, s.Model.URI)}
+	}
+	want, listed := s.Model.Revision, false
+	if want == "" && len(mc.Spec.Revisions) > 0 {
+		want = mc.Spec.Revisions[0]
+	}
+	listed = want == "" && len(mc.Spec.Revisions) == 0 || slices.Contains(mc.Spec.Revisions, want)
+	label := want
+	if label == "" {
+		label = "the default revision"
+	}
+	for _, r := range st.Revisions {
+		if r.Revision != want {
+			continue
+		}
+		switch {
+		case r.Phase == v1alpha1.CacheReady && st.PVCName != "" && r.Path != "":
+			return &CachedWeights{
+				State:   CacheReady,
+				Message: fmt.Sprintf("serving %s of %s from ModelCache %s (volume %s, directory %s)", label, mc.Spec.URI, name, st.PVCName, r.Path),
+				Weights: render.Weights{ID: r.Path, Claim: st.PVCName, SubPath: r.Path},
+			}
+		case r.Phase == v1alpha1.CacheFailed:
+			return &CachedWeights{State: CacheFailed, Message: fmt.Sprintf("ModelCache %s failed to pull %s: %s; see: kubectl describe -n %s modelcache/%s", name, label, r.Message, s.Namespace, name)}
+		}
+		return &CachedWeights{State: CachePulling, Message: fmt.Sprintf("ModelCache %s is pulling %s of %s; the servers start once it is there", name, label, mc.Spec.URI)}
+	}
+	if listed {
+		return &CachedWeights{State: CachePulling, Message: fmt.Sprintf("ModelCache %s has not reported %s of %s yet; the servers start once it is pulled", name, label, mc.Spec.URI)}
+	}
+	have := make([]string, len(mc.Spec.Revisions))
+	for i, r := range mc.Spec.Revisions {
+		have[i] = fmt.Sprintf("%q", r)
+	}
+	return &CachedWeights{State: CacheRevisionMissing, Message: fmt.Sprintf("ModelCache %s does not pull revision %q (it pulls %s); add it to the cache's spec.revisions, or choose one of those in spec.model.revision", name, want, strings.Join(have, ", "))}
+}
+
+// PullState maps the cache onto the states of a pull, so that phases read
+// as they do for weights the service pulls itself. A cache that vanished
+// under running servers is a failure (they keep the volume only until they
+// stop); before any server exists it is merely pending.
+func (c *CachedWeights) PullState(serversExist bool) render.JobState {
+	switch c.State {
+	case CacheReady:
+		return render.JobComplete
+	case CachePulling:
+		return render.JobRunning
+	case CacheFailed, CacheMismatch, CacheRevisionMissing:
+		return render.JobFailed
+	case CacheMissing:
+		if serversExist {
+			return render.JobFailed
+		}
+	}
+	return render.JobAbsent
+}

@@ -1,0 +1,86 @@
+package plan
+
+import (
+	"sort"
+
+	"github.com/inferno-ai/function-inferno/internal/observe"
+	"github.com/inferno-ai/function-inferno/internal/render"
+	"github.com/inferno-ai/function-inferno/internal/resolve"
+	batchv1 "k8s.io/api/batch/v1"
+)
+
+// Adapter is one adapter's part of the plan: its pull Job and what is
+// observed of it.
+type Adapter struct {
+	resolve.Adapter
+	Job      render.NamedJob
+	observed *batchv1.Job
+	Pull     render.JobState
+	Detail   string
+	Failure  render.PullFailure
+}
+
+// planAdapters renders each adapter's pull Job and reads its observed one.
+func planAdapters(s *resolve.Spec, o observe.Objects) ([]Adapter, error) {
+	out := make([]Adapter, 0, len(s.Adapters.List))
+	for _, a := range s.Adapters.List {
+		v := &resolve.Version{Model: a.Model, Puller: a.Puller}
+		job := render.PullJob(s, v)
+		job.Job.Labels[render.LabelAdapter] = a.Name
+		observedJob, err := o.Job(job.Resource)
+		if err != nil {
+			return nil, err
+		}
+		ap := Adapter{Adapter: a, Job: job, observed: observedJob}
+		ap.Pull, ap.Detail = render.PullState(observedJob)
+		ap.Failure = render.PullFailureOf(observedJob)
+		out = append(out, ap)
+	}
+	return out, nil
+}
+
+// adaptersPulled says every adapter's pull is complete: the servers'
+// first creation waits for it, as for the base model's weights.
+func adaptersPulled(aps []Adapter) bool {
+	for _, a := range aps {
+		if a.Pull != render.JobComplete {
+			return false
+		}
+	}
+	return true
+}
+
+// ServedAdapters decides which adapters the servers serve, sorted by name
+// (so reordering spec.adapters changes nothing), given the adapters the
+// observed pod template serves (nil without servers):
+//  1. an adapter whose pull is complete, on its current weights;
+//  2. else one the observed servers already serve under that name, on the
+//     weights they serve (a new revision is being pulled);
+//  3. else none yet: it is added once pulled (a rolling update).
+//
+// An adapter spec.adapters no longer lists is dropped.
+func ServedAdapters(aps []Adapter, observedServed []render.ServedAdapter) []render.ServedAdapter {
+	old := map[string]string{}
+	for _, a := range observedServed {
+		old[a.Name] = a.Hash
+	}
+	var out []render.ServedAdapter
+	for _, a := range aps {
+		switch {
+		case a.Pull == render.JobComplete:
+			out = append(out, render.ServedAdapter{Name: a.Name, Hash: a.Model.Hash})
+		case old[a.Name] != "":
+			out = append(out, render.ServedAdapter{Name: a.Name, Hash: old[a.Name]})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+func AdapterNames(aps []Adapter) []string {
+	out := make([]string, len(aps))
+	for i, a := range aps {
+		out[i] = a.Name
+	}
+	return out
+}

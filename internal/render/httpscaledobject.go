@@ -1,0 +1,76 @@
+package render
+
+import (
+	"github.com/inferno-ai/function-inferno/internal/kinds/keda"
+	"github.com/inferno-ai/function-inferno/internal/resolve"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+)
+
+// KEDA's HTTP add-on wakes a service at zero: its interceptor takes the
+// requests for the service's hosts, holds them while KEDA starts a server,
+// and its external scaler reports them to the ScaledObject's external-push
+// trigger. The function renders the add-on's HTTPScaledObject when
+// input.keda.httpAddOn is enabled, annotated so that the add-on does not
+// create a ScaledObject of its own (the function's would then fight it for
+// the Deployment): the function's ScaledObject carries the add-on's
+// trigger beside the Prometheus one.
+//
+// The types are ours, checked against the CRD of
+// github.com/kedacore/http-add-on v0.8.0
+// (config/crd/bases/http.keda.sh_httpscaledobjects.yaml, which the e2e
+// installs; later versions are not served by the module proxy here).
+
+// ResourceHTTPScaledObject is the composition resource name of the
+// HTTPScaledObject.
+const ResourceHTTPScaledObject = "httpscaledobject"
+
+// SkipScaledObjectCreation tells the add-on not to create its own
+// ScaledObject (operator/controllers/http/app.go).
+const SkipScaledObjectCreation = "httpscaledobject.keda.sh/skip-scaledobject-creation"
+
+// HTTPScaledObject builds the HTTPScaledObject of the version's
+// servers: the Service's in-cluster hosts, the Deployment and the
+// Service's port 80, 0 to maxReplicas servers at targetConcurrency
+// in-flight requests each, the Input's cooldown.
+func HTTPScaledObject(s *resolve.Spec, v *resolve.Version, maxReplicas int32) *keda.HTTPScaledObject {
+	svc := s.Name
+	return &keda.HTTPScaledObject{
+		TypeMeta: metav1.TypeMeta{APIVersion: "http.keda.sh/v1alpha1", Kind: "HTTPScaledObject"},
+		ObjectMeta: metav1.ObjectMeta{
+			Name: v.ServerName(s), Namespace: s.Namespace, Labels: s.Labels(v, v.Component()),
+			Annotations: map[string]string{SkipScaledObjectCreation: "true"},
+		},
+		Spec: keda.HTTPScaledObjectSpec{
+			Hosts:           []string{svc + "." + s.Namespace + ".svc.cluster.local", svc + "." + s.Namespace + ".svc"},
+			ScaleTargetRef:  keda.HTTPScaleTarget{Name: v.ServerName(s), APIVersion: "apps/v1", Kind: "Deployment", Service: svc, Port: ServicePort},
+			Replicas:        &keda.HTTPReplicas{Min: ptr.To(int32(0)), Max: ptr.To(maxReplicas)},
+			ScaledownPeriod: ptr.To(s.Autoscaling.ScaleToZero.Cooldown),
+			ScalingMetric:   &keda.HTTPScaledMetric{Concurrency: &keda.HTTPTarget{TargetValue: *s.Autoscaling.Concurrency}},
+		},
+	}
+}
+
+// HTTPScaledObjectReady reports whether the HTTPScaledObject is ready:
+//  1. it exists;
+//  2. condition Ready=True, which the add-on's operator writes once it
+//     has registered the hosts with its interceptor (reason
+//     HTTPScaledObjectIsReady).
+func HTTPScaledObjectReady(o *keda.HTTPScaledObject) bool {
+	if o == nil {
+		return false
+	}
+	for _, c := range o.Status.Conditions {
+		if c.Type == "Ready" {
+			return c.Status == "True"
+		}
+	}
+	return false
+}
+
+func HTTPScaledObjectResource(v *resolve.Version) string {
+	if v.Primary {
+		return ResourceHTTPScaledObject
+	}
+	return ResourceHTTPScaledObject + "-" + v.Model.Version
+}

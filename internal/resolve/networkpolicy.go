@@ -1,0 +1,46 @@
+package resolve
+
+import (
+	"slices"
+
+	"github.com/inferno-ai/function-inferno/input/v1beta1"
+	"k8s.io/apimachinery/pkg/util/validation"
+)
+
+// networkPolicy is the Input's NetworkPolicy settings, checked: the
+// namespaces besides the claim's own whose pods may reach the servers.
+type networkPolicy struct {
+	// From are the namespaces the servers accept traffic from, the claim's
+	// own first, without repeats.
+	From []string
+}
+
+// resolveNetworkPolicy reads input.networkPolicy; nil when it is off.
+// The Gateway's namespace defaults to input.traffic.gateway.namespace.
+func resolveNetworkPolicy(namespace string, in *v1beta1.Input, errs *FieldErrors) *networkPolicy {
+	np := in.NetworkPolicy
+	if np == nil || !np.Enabled {
+		return nil
+	}
+	gw := np.GatewayNamespace
+	if gw == "" && in.Traffic != nil && in.Traffic.Gateway != nil {
+		gw = in.Traffic.Gateway.Namespace
+	}
+	for _, m := range validation.IsDNS1123Label(gw) {
+		if gw != "" {
+			errs.Add("input.networkPolicy.gatewayNamespace", "%q is not a namespace name: %s", gw, m)
+		}
+	}
+	if np.MetricsNamespace != "" {
+		for _, m := range validation.IsDNS1123Label(np.MetricsNamespace) {
+			errs.Add("input.networkPolicy.metricsNamespace", "%q is not a namespace name: %s", np.MetricsNamespace, m)
+		}
+	}
+	out := &networkPolicy{From: []string{namespace}}
+	for _, ns := range []string{gw, np.MetricsNamespace} {
+		if ns != "" && !slices.Contains(out.From, ns) {
+			out.From = append(out.From, ns)
+		}
+	}
+	return out
+}

@@ -1,0 +1,224 @@
+package resolve
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/inferno-ai/function-inferno/apis/inference/v1alpha1"
+	"github.com/inferno-ai/function-inferno/input/v1beta1"
+)
+
+// What the platform lets a claim ask for. Every claim field is the
+// tenant's to write; the Input is the platform's. The checks here hold a
+// resolved claim to the Input's policy, and each refusal names the claim's
+// field, the limit, and input.policy.* as the platform's setting.
+
+// inClearText reports whether m's credentials would cross the network in
+// clear text: m is pulled from plain http:// with a Secret, and the
+// platform does not list its host in input.policy.plainHTTPCredentialHosts.
+// The message says so and how to fix it.
+func inClearText(m Model, in *v1beta1.Input) (string, bool) {
+	if m.Secret == nil || m.Scheme != "http" || !m.pulled() {
+		return "", false
+	}
+	host := strings.ToLower(authority(m))
+	if p := in.Policy; p != nil {
+		for _, h := range p.PlainHTTPCredentialHosts {
+			if strings.EqualFold(h, host) {
+				return "", false
+			}
+		}
+	}
+	return fmt.Sprintf("would send Secret %s to %s in clear text, since %s is plain http://; use https://, or ask your platform team to list %q in input.policy.plainHTTPCredentialHosts", m.Secret.Name, host, m.URI, host), true
+}
+
+// sourceRefused reports whether the platform refuses m's source: pvc://
+// when input.policy.allowPVCURIs is false, a pulled scheme not in
+// input.policy.allowedURISchemes, or a source not in
+// input.policy.allowedURIHosts. A service on a ModelCache pulls nothing:
+// its cache's source is the cache's to answer for.
+func sourceRefused(m Model, in *v1beta1.Input) (string, bool) {
+	p := in.Policy
+	if p == nil || m.Scheme == "" || m.Cache != "" {
+		return "", false
+	}
+	if m.Scheme == SchemePVC {
+		if p.AllowPVCURIs != nil && !*p.AllowPVCURIs {
+			return "mounting a PersistentVolumeClaim of the namespace (pvc://) is not allowed: the platform turned it off (input.policy.allowPVCURIs: false); pull the weights from a source the platform allows, or use a ModelCache", true
+		}
+		return "", false
+	}
+	if len(p.AllowedURISchemes) > 0 && !slices.Contains(p.AllowedURISchemes, m.Scheme) {
+		return fmt.Sprintf("%s:// is not among the schemes the platform allows (input.policy.allowedURISchemes: %s); pull from one of them", m.Scheme, strings.Join(p.AllowedURISchemes, ", ")), true
+	}
+	if len(p.AllowedURIHosts) > 0 && !SourceAllowed(m, p.AllowedURIHosts) {
+		return fmt.Sprintf("%s is not among the sources the platform allows (input.policy.allowedURIHosts: %s); pull from one of them, or ask your platform team", sourceOf(m), strings.Join(p.AllowedURIHosts, ", ")), true
+	}
+	return "", false
+}
+
+// SourceAllowed reports whether m's scheme://authority matches one of the
+// entries of input.policy.allowedURIHosts: the same scheme, and the same
+// authority (case-insensitive), "*" for any, or "*.domain" for a host below
+// domain on the same port.
+func SourceAllowed(m Model, entries []string) bool {
+	for _, e := range entries {
+		scheme, want, ok := strings.Cut(e, "://")
+		if !ok || scheme != m.Scheme {
+			continue
+		}
+		have := strings.ToLower(authority(m))
+		want = strings.ToLower(want)
+		switch {
+		case want == "*", want == have:
+			return true
+		case strings.HasPrefix(want, "*."):
+			wh, wp := splitPort(want[1:])
+			hh, hp := splitPort(have)
+			if wp == hp && strings.HasSuffix(hh, wh) && len(hh) > len(wh) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// splitPort splits "host:port" (or "[v6]:port") into host and port; the
+// port is empty when there is none.
+func splitPort(a string) (string, string) {
+	if strings.HasPrefix(a, "[") {
+		if i := strings.Index(a, "]"); i >= 0 {
+			return a[:i+1], strings.TrimPrefix(a[i+1:], ":")
+		}
+		return a, ""
+	}
+	if i := strings.LastIndex(a, ":"); i >= 0 {
+		return a[:i], a[i+1:]
+	}
+	return a, ""
+}
+
+// checkPolicyInput refuses entries of input.policy that cannot match.
+func checkPolicyInput(in *v1beta1.Input, errs *FieldErrors) {
+	if in.Policy == nil {
+		return
+	}
+	for _, e := range in.Policy.AllowedURIHosts {
+		scheme, a, ok := strings.Cut(e, "://")
+		if !ok || a == "" || !slices.Contains(supportedSchemes, scheme) || scheme == SchemePVC || strings.Contains(a, "/") {
+			errs.Add("input.policy.allowedURIHosts", "%q is not <scheme>://<authority> of a scheme with sources (hf, s3, gs, http, https, oci), e.g. hf://meta-llama, s3://models, https://*.models.internal", e)
+		}
+	}
+}
+
+// checkPolicy holds a resolved InferenceService to the platform's limits:
+// its servers' GPUs, count, CPU and memory, its volume's size and class,
+// its server image, and what spec.serve.env may read. Sources are checked
+// where they are parsed (sourceRefused).
+func checkPolicy(s *Spec, spec v1alpha1.InferenceServiceSpec, in *v1beta1.Input, errs *FieldErrors) {
+	p := in.Policy
+	if p == nil {
+		return
+	}
+	if limit := p.MaxGPUsPerClaim; limit != nil && s.GPU > 0 {
+		servers := int32(0)
+		for i := range s.Versions {
+			v := &s.Versions[i]
+			if v.Autoscaled(s) {
+				servers += v.MaxReplicas
+			} else {
+				servers += v.Replicas
+			}
+		}
+		if s.Groups() {
+			// Each server is a group of that many pods, each with s.GPU.
+			if total := s.GPU * s.MultiNode.Nodes * servers; total > *limit {
+				errs.Add("spec.nodes", "%d GPUs per pod on %d nodes per server, %d servers, is %d GPUs, over the limit of %d GPUs per claim that the platform set (input.policy.maxGPUsPerClaim); use fewer nodes, GPUs per pod or servers", s.GPU, s.MultiNode.Nodes, servers, total, *limit)
+			}
+		} else if total := s.GPU * servers; total > *limit {
+			errs.Add("spec.resources.gpu", "%d GPUs per server on up to %d servers (every version, at the autoscalers' maxima) is %d GPUs, over the limit of %d GPUs per claim that the platform set (input.policy.maxGPUsPerClaim); request fewer GPUs per server or fewer servers", s.GPU, servers, total, *limit)
+		}
+	}
+	if limit := p.MaxReplicas; limit != nil {
+		switch {
+		case s.MinReplicas > *limit:
+			errs.Add("spec.replicas.min", "%d servers is over the limit of %d that the platform set (input.policy.maxReplicas); lower it", s.MinReplicas, *limit)
+		case s.Autoscaling != nil && s.MaxReplicas > *limit:
+			errs.Add("spec.replicas.max", "%d servers is over the limit of %d that the platform set (input.policy.maxReplicas); lower it", s.MaxReplicas, *limit)
+		}
+	}
+	if limit := p.MaxCPUPerServer; limit != nil && s.CPU.Cmp(*limit) > 0 {
+		field := "input.resources.cpu"
+		if spec.Resources != nil && spec.Resources.CPU != nil {
+			field = "spec.resources.cpu"
+		}
+		errs.Add(field, "%s CPU per server is over the limit of %s that the platform set (input.policy.maxCPUPerServer); request at most %s", s.CPU.String(), limit.String(), limit.String())
+	}
+	if limit := p.MaxMemoryPerServer; limit != nil && s.Memory.Cmp(*limit) > 0 {
+		field := "input.resources.memory"
+		if spec.Resources != nil && spec.Resources.Memory != nil {
+			field = "spec.resources.memory"
+		}
+		errs.Add(field, "%s of memory per server is over the limit of %s that the platform set (input.policy.maxMemoryPerServer); request at most %s", s.Memory.String(), limit.String(), limit.String())
+	}
+	if pulledAny(s.Versions) || len(s.Adapters.List) > 0 {
+		checkStoragePolicy(s, spec.Storage != nil && spec.Storage.Size != nil, spec.Storage != nil && spec.Storage.StorageClassName != nil, p, errs)
+	}
+	if prefixes := p.AllowedServerImages; len(prefixes) > 0 && !ImageAllowed(s.Runtime.Image, prefixes) {
+		if spec.Serve != nil && spec.Serve.Image != "" {
+			errs.Add("spec.serve.image", "%q is not among the images the platform allows (input.policy.allowedServerImages: %s); use one of them, or leave spec.serve.image out for the runtime's", s.Runtime.Image, strings.Join(prefixes, ", "))
+		} else {
+			errs.Add("input.runtimes."+string(s.Model.Framework)+".image", "%q, the %s runtime's image, is not among the images the platform allows (input.policy.allowedServerImages: %s); the platform team must pin the preset to an allowed image", s.Runtime.Image, s.Model.Framework, strings.Join(prefixes, ", "))
+		}
+	}
+	if p.AllowEnvValueFrom != nil && !*p.AllowEnvValueFrom && spec.Serve != nil {
+		for i, e := range spec.Serve.Env {
+			if e.ValueFrom != nil {
+				f := fmt.Sprintf("spec.serve.env[%d]", i)
+				errs.Add(f+".valueFrom", "reading Secrets, ConfigMaps or fields into the servers is not allowed: the platform turned it off (input.policy.allowEnvValueFrom: false); set a value, or ask your platform team")
+			}
+		}
+	}
+}
+
+// checkStoragePolicy holds a weights volume to input.policy's size and
+// classes. claimSize and claimClass say whether the claim set them (the
+// refusal names its field) or the Input's defaults did.
+func checkStoragePolicy(s *Spec, claimSize, claimClass bool, p *v1beta1.Policy, errs *FieldErrors) {
+	if limit := p.MaxStorageSize; limit != nil && s.Storage.Size.Cmp(*limit) > 0 {
+		field := "input.storage.size"
+		if claimSize {
+			field = "spec.storage.size"
+		}
+		errs.Add(field, "%s is over the limit of %s per volume that the platform set (input.policy.maxStorageSize); request at most %s", s.Storage.Size.String(), limit.String(), limit.String())
+	}
+	if classes := p.AllowedStorageClasses; len(classes) > 0 && !slices.Contains(classes, s.Storage.Class) {
+		switch {
+		case claimClass:
+			errs.Add("spec.storage.storageClassName", "%q is not among the StorageClasses the platform allows (input.policy.allowedStorageClasses: %s); use one of them", s.Storage.Class, strings.Join(classes, ", "))
+		case s.Storage.Class == "":
+			errs.Add("spec.storage.storageClassName", "is not set and the platform's Input sets no default, so the cluster's default StorageClass would be used, which is not among those the platform allows (input.policy.allowedStorageClasses: %s); set one of them", strings.Join(classes, ", "))
+		default:
+			errs.Add("input.storage.storageClassName", "%q, the platform's default StorageClass, is not among those it allows (input.policy.allowedStorageClasses: %s); the platform team must make them agree (or set spec.storage.storageClassName to an allowed one)", s.Storage.Class, strings.Join(classes, ", "))
+		}
+	}
+}
+
+// ImageAllowed reports whether image starts with one of prefixes. A prefix
+// that does not end in '/', ':' or '@' must be followed by one of them (or
+// end the image), so that a repository prefix never matches a longer
+// repository name.
+func ImageAllowed(image string, prefixes []string) bool {
+	for _, p := range prefixes {
+		if !strings.HasPrefix(image, p) {
+			continue
+		}
+		rest := image[len(p):]
+		if strings.HasSuffix(p, "/") || strings.HasSuffix(p, ":") || strings.HasSuffix(p, "@") ||
+			rest == "" || rest[0] == '/' || rest[0] == ':' || rest[0] == '@' {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,69 @@
+package status
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/inferno-ai/function-inferno/apis/inference/v1alpha1"
+	"github.com/inferno-ai/function-inferno/internal/plan"
+	"github.com/inferno-ai/function-inferno/internal/reason"
+	"github.com/inferno-ai/function-inferno/internal/render"
+	"github.com/inferno-ai/function-inferno/internal/resolve"
+)
+
+// CacheStatusFor reports each revision and the cache as a whole:
+//  1. any revision failed: Failed, with each failure;
+//  2. every revision pulled: Ready;
+//  3. any revision's Job running: Pulling;
+//  4. otherwise Pending.
+func CacheStatusFor(s *resolve.Spec, pulls []*plan.PulledWeights) (v1alpha1.ModelCacheStatus, reason.Condition) {
+	st := v1alpha1.ModelCacheStatus{PVCName: render.PVCName(s), URI: s.Model.URI}
+	var failed, waiting []string
+	running := false
+	why := render.PullFailedOther // of the first failed revision
+	for _, p := range pulls {
+		r := v1alpha1.CachedRevision{Revision: p.Model.Revision, Path: render.CacheDir(p.Model)}
+		w := p.Condition()
+		r.Message = w.Message
+		switch p.State() {
+		case render.JobComplete:
+			r.Phase = v1alpha1.CacheReady
+		case render.JobFailed:
+			r.Phase = v1alpha1.CacheFailed
+			if len(failed) == 0 {
+				why = p.Failure
+			}
+			failed = append(failed, w.Message)
+		case render.JobRunning:
+			r.Phase = v1alpha1.CachePulling
+			running = true
+			waiting = append(waiting, w.Message)
+		default:
+			r.Phase = v1alpha1.CachePending
+			waiting = append(waiting, w.Message)
+		}
+		st.Revisions = append(st.Revisions, r)
+	}
+	n := len(s.Versions)
+	switch {
+	case len(failed) > 0:
+		st.Phase, st.Message = v1alpha1.CacheFailed, strings.Join(failed, "; ")
+		switch why {
+		case render.PullStalled:
+			return st, reason.PullStalled.Condition(st.Message)
+		case render.PullTimedOut:
+			return st, reason.PullTimedOut.Condition(st.Message)
+		}
+		return st, reason.PullFailed.Condition(st.Message)
+	case len(waiting) == 0:
+		st.Phase = v1alpha1.CacheReady
+		st.Message = fmt.Sprintf("%d of %d revisions of %s are in volume %s", n, n, s.Model.URI, st.PVCName)
+		return st, reason.Pulled.Condition(st.Message)
+	case running:
+		st.Phase, st.Message = v1alpha1.CachePulling, strings.Join(waiting, "; ")
+		return st, reason.Pulling.Condition(st.Message)
+	default:
+		st.Phase, st.Message = v1alpha1.CachePending, strings.Join(waiting, "; ")
+		return st, reason.PullPending.Condition(st.Message)
+	}
+}

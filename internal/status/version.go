@@ -1,0 +1,182 @@
+package status
+
+import (
+	"fmt"
+
+	"github.com/inferno-ai/function-inferno/apis/inference/v1alpha1"
+	"github.com/inferno-ai/function-inferno/internal/kinds/keda"
+	"github.com/inferno-ai/function-inferno/internal/plan"
+	"github.com/inferno-ai/function-inferno/internal/reason"
+	"github.com/inferno-ai/function-inferno/internal/render"
+	"github.com/inferno-ai/function-inferno/internal/resolve"
+)
+
+// versionStatus judges one version from its own objects.
+func versionStatus(s *resolve.Spec, vp *plan.Version) versionReport {
+	w := vp.Source.Condition()
+	srv := serverCondition(s, vp)
+	phase, msg := phaseFor(s, vp, w, srv)
+	return versionReport{Weights: w, Server: srv, Phase: phase, Message: msg}
+}
+
+// serverCondition is a version's ServerReady condition.
+func serverCondition(s *resolve.Spec, vp *plan.Version) reason.Condition {
+	if s.Groups() {
+		return groupsCondition(s, vp)
+	}
+	d, v, name := vp.Deployment.Object(), vp.Version, vp.ServerName(s)
+	switch {
+	case vp.Serving == nil:
+		return reason.WaitingForWeights.Condition("the servers start once the weights are pulled")
+	case d == nil:
+		return reason.Creating.Condition(fmt.Sprintf("creating Deployment %s", name))
+	}
+	want, ready := render.DesiredReplicas(d), d.Status.ReadyReplicas
+	if stalled, msg := render.DeploymentStalled(d); stalled && ready < want {
+		return reason.ProgressDeadlineExceeded.Condition(fmt.Sprintf("%d of %d servers ready and the rollout gave up: %s; see: kubectl describe -n %s deployment/%s", ready, want, msg, s.Namespace, name))
+	}
+	switch {
+	case want == 0 && s.Split && v.Weight == 0 && render.DeploymentReady(d):
+		return reason.NoTraffic.Condition(fmt.Sprintf("spec.traffic gives version %s weight 0: no server runs; its weights stay cached", v.Model.Version))
+	case want == 0 && v.ScalesToZero(s):
+		return idleCondition(s, vp)
+	case want == 0:
+		return reason.ScaledToZero.Condition("spec.replicas.min is 0: no server runs; the weights stay cached")
+	case render.DeploymentReady(d):
+		return reason.Available.Condition(fmt.Sprintf("%d of %d servers ready", ready, want))
+	case ready == 0:
+		return reason.Starting.Condition(fmt.Sprintf("0 of %d servers ready; loading a model can take up to %ds", want, *s.Runtime.StartupSeconds))
+	case ready < want && vp.Growing:
+		return reason.ScalingUp.Condition(fmt.Sprintf("%d of %d servers ready; make before break keeps the servers of the versions it takes them from until the others are ready", ready, want))
+	case ready < want:
+		return reason.Degraded.Condition(fmt.Sprintf("%d of %d servers ready", ready, want))
+	default:
+		return reason.RollingOut.Condition(fmt.Sprintf("%d of %d servers ready; rolling out %d updated servers", ready, want, d.Status.UpdatedReplicas))
+	}
+}
+
+// groupsCondition is the ServerReady condition of servers that are
+// LeaderWorkerSet groups, from the LWS status (lwsReady): groups, not pods.
+func groupsCondition(s *resolve.Spec, vp *plan.Version) reason.Condition {
+	l, name := vp.LWS, vp.ServerName(s)
+	group := render.GPUsPerGroup(s)
+	switch {
+	case vp.Serving == nil:
+		return reason.WaitingForWeights.Condition("the servers start once the weights are pulled")
+	case l == nil:
+		return reason.GroupsStarting.Condition(fmt.Sprintf("creating LeaderWorkerSet %s (groups of %s)", name, group))
+	}
+	want, ready := render.DesiredGroups(l), l.Status.ReadyReplicas
+	switch {
+	case want == 0:
+		return reason.ScaledToZero.Condition("spec.replicas.min is 0: no group runs; the weights stay cached")
+	case render.LWSReady(l):
+		return reason.GroupsAvailable.Condition(fmt.Sprintf("%d of %d groups ready (each %s, tensor %d × pipeline %d)", ready, want, group, s.MultiNode.Tensor, s.MultiNode.Pipeline))
+	case ready == 0:
+		return reason.GroupsStarting.Condition(fmt.Sprintf("0 of %d groups ready (each %s); a group is ready once its leader and every worker are, and the leader serves once its workers joined and the model loaded, which can take up to %ds", want, group, *s.Runtime.StartupSeconds))
+	case ready < want:
+		return reason.GroupsDegraded.Condition(fmt.Sprintf("%d of %d groups ready (each %s); see: kubectl get -n %s lws/%s", ready, want, group, s.Namespace, name))
+	default:
+		return reason.GroupsRollingOut.Condition(fmt.Sprintf("%d of %d groups ready; rolling out %d updated groups", ready, want, l.Status.UpdatedReplicas))
+	}
+}
+
+// phaseFor reduces a version's two conditions to one phase and its message.
+func phaseFor(s *resolve.Spec, vp *plan.Version, weights, server reason.Condition) (v1alpha1.Phase, string) {
+	if vp.Serving == nil {
+		switch vp.Source.State() {
+		case render.JobFailed:
+			return v1alpha1.PhaseFailed, weights.Message
+		case render.JobRunning:
+			return v1alpha1.PhasePulling, weights.Message
+		default:
+			return v1alpha1.PhasePending, weights.Message
+		}
+	}
+	older := vp.Serving.ID != vp.Source.Wanted().ID
+	switch server.Reason {
+	case reason.ProgressDeadlineExceeded:
+		if vp.Deployment.Status.ReadyReplicas == 0 {
+			return v1alpha1.PhaseFailed, server.Message
+		}
+		return v1alpha1.PhaseDegraded, server.Message
+	case reason.Creating, reason.Starting, reason.GroupsStarting:
+		return v1alpha1.PhaseStarting, server.Message
+	case reason.Degraded, reason.ScaledToZero, reason.GroupsDegraded:
+		return v1alpha1.PhaseDegraded, server.Message
+	case reason.NoTraffic:
+		return v1alpha1.PhaseStandby, server.Message
+	case reason.Idle:
+		return v1alpha1.PhaseIdle, fmt.Sprintf("idle at %s: %s", versionURL(s, vp.Version), server.Message)
+	case reason.Waking:
+		return v1alpha1.PhaseStarting, server.Message
+	case reason.ScalerNotReady:
+		return v1alpha1.PhaseDegraded, server.Message
+	}
+	// The servers answer. Say so, unless a newer model failed to pull.
+	url := versionURL(s, vp.Version)
+	switch {
+	case older && vp.Source.State() == render.JobFailed:
+		return v1alpha1.PhaseDegraded, fmt.Sprintf("still serving the previous weights: %s", weights.Message)
+	case older:
+		return v1alpha1.PhaseServing, fmt.Sprintf("serving the previous weights at %s while %s", url, weights.Message)
+	default:
+		return v1alpha1.PhaseServing, fmt.Sprintf("serving %s at %s (%s)", vp.Source.URI(), url, server.Message)
+	}
+}
+
+// idleCondition is the ServerReady condition of a version that scales to
+// zero and whose Deployment is at zero:
+//  1. KEDA's Active=True: a request woke it, a server is on its way
+//     (Waking);
+//  2. the ScaledObject is not Ready=True: nothing would wake it
+//     (ScalerNotReady);
+//  3. otherwise Idle: ready, answering again on demand.
+func idleCondition(s *resolve.Spec, vp *plan.Version) reason.Condition {
+	z := s.Autoscaling.ScaleToZero
+	switch {
+	case vp.Scaled.Active():
+		return reason.Waking.Condition(fmt.Sprintf("KEDA reports in-flight requests (%s above 0): starting a server; loading a model can take up to %ds", s.Autoscaling.Metric, *s.Runtime.StartupSeconds))
+	case !render.ScaledObjectReady(vp.Scaled):
+		return reason.ScalerNotReady.Condition(fmt.Sprintf("no server runs and KEDA has not made the ScaledObject %s ready (%s), so no request can wake the service; see: kubectl describe -n %s scaledobject/%s", vp.ServerName(s), kedaReadyMessage(vp.Scaled), s.Namespace, vp.ServerName(s)))
+	case z.HTTPScaler != "":
+		return reason.Idle.Condition(fmt.Sprintf("scaled to zero after %ds without an in-flight request; a request through KEDA's HTTP add-on (Host %s.%s.svc.cluster.local) starts a server; the weights stay cached", z.Cooldown, s.Name, s.Namespace))
+	default:
+		return reason.Idle.Condition(fmt.Sprintf("scaled to zero after %ds without an in-flight request; KEDA starts a server when %s is above 0 (checked every %ds); the weights stay cached", z.Cooldown, s.Autoscaling.Metric, z.Polling))
+	}
+}
+
+// kedaReadyMessage describes the ScaledObject's Ready condition.
+func kedaReadyMessage(o *keda.ScaledObject) string {
+	c := o.Condition("Ready")
+	switch {
+	case o == nil:
+		return "not observed yet"
+	case c == nil:
+		return "no Ready condition yet: is KEDA's operator running?"
+	case c.Message != "":
+		return fmt.Sprintf("Ready=%s: %s: %s", c.Status, c.Reason, c.Message)
+	default:
+		return fmt.Sprintf("Ready=%s: %s", c.Status, c.Reason)
+	}
+}
+
+// versionURL is where a version answers: the Service <name> for the
+// primary, the version's own Service for the others.
+func versionURL(s *resolve.Spec, v *resolve.Version) string {
+	if v.Primary {
+		return render.ServiceURL(s)
+	}
+	return render.ServiceURLOf(v.VersionServiceName(s), s.Namespace)
+}
+
+func AutoscalerMetrics(s *resolve.Spec) string {
+	switch {
+	case s.Autoscaling.Concurrency != nil && s.Autoscaling.CPUUtilization != nil:
+		return "CPU utilisation and " + s.Autoscaling.Metric
+	case s.Autoscaling.Concurrency != nil:
+		return s.Autoscaling.Metric
+	default:
+		return "CPU utilisation (metrics-server)"
+	}
+}
