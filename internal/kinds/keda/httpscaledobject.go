@@ -1,18 +1,15 @@
 package keda
 
 import (
-	"encoding/json"
-	"fmt"
-
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 )
 
+// +kubebuilder:object:root=true
 type HTTPScaledObject struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 	Spec              HTTPScaledObjectSpec `json:"spec"`
-	Status            scaledObjectStatus   `json:"status,omitempty"`
+	Status            ScaledObjectStatus   `json:"status,omitempty"`
 }
 
 type HTTPScaledObjectSpec struct {
@@ -42,17 +39,4 @@ type HTTPScaledMetric struct {
 
 type HTTPTarget struct {
 	TargetValue int32 `json:"targetValue"`
-}
-
-// DeepCopyObject makes httpScaledObject a runtime.Object.
-func (o *HTTPScaledObject) DeepCopyObject() runtime.Object {
-	b, err := json.Marshal(o)
-	if err != nil {
-		panic(fmt.Sprintf("cannot copy an HTTPScaledObject: %v", err))
-	}
-	out := &HTTPScaledObject{}
-	if err := json.Unmarshal(b, out); err != nil {
-		panic(fmt.Sprintf("cannot copy an HTTPScaledObject: %v", err))
-	}
-	return out
 }

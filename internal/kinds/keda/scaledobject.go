@@ -1,11 +1,7 @@
 package keda
 
 import (
-	"encoding/json"
-	"fmt"
-
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 )
 
 const (
@@ -15,11 +11,12 @@ const (
 
 // ScaledObject is a KEDA ScaledObject: the fields we write, and the status
 // we read.
+// +kubebuilder:object:root=true
 type ScaledObject struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 	Spec              ScaledObjectSpec   `json:"spec"`
-	Status            scaledObjectStatus `json:"status,omitempty"`
+	Status            ScaledObjectStatus `json:"status,omitempty"`
 }
 
 type ScaledObjectSpec struct {
@@ -51,30 +48,17 @@ type Fallback struct {
 	Replicas         int32 `json:"replicas"`
 }
 
-type scaledObjectStatus struct {
-	Conditions []condition `json:"conditions,omitempty"`
+type ScaledObjectStatus struct {
+	Conditions []Condition `json:"conditions,omitempty"`
 }
 
-// condition is a condition as KEDA writes it (its own type, not
+// Condition is a Condition as KEDA writes it (its own type, not
 // metav1.Condition: no observedGeneration, all fields optional).
-type condition struct {
+type Condition struct {
 	Type    string `json:"type"`
 	Status  string `json:"status"`
 	Reason  string `json:"reason,omitempty"`
 	Message string `json:"message,omitempty"`
-}
-
-// DeepCopyObject makes scaledObject a runtime.Object.
-func (o *ScaledObject) DeepCopyObject() runtime.Object {
-	b, err := json.Marshal(o)
-	if err != nil {
-		panic(fmt.Sprintf("cannot copy a ScaledObject: %v", err))
-	}
-	out := &ScaledObject{}
-	if err := json.Unmarshal(b, out); err != nil {
-		panic(fmt.Sprintf("cannot copy a ScaledObject: %v", err))
-	}
-	return out
 }
 
 // Active reports KEDA's Active=True: a trigger wants servers.
@@ -83,9 +67,9 @@ func (o *ScaledObject) Active() bool {
 	return c != nil && c.Status == "True"
 }
 
-// Condition is the ScaledObject's condition of that type, nil when there
+// Condition is the ScaledObject's Condition of that type, nil when there
 // is none (or no ScaledObject).
-func (o *ScaledObject) Condition(t string) *condition {
+func (o *ScaledObject) Condition(t string) *Condition {
 	if o == nil {
 		return nil
 	}

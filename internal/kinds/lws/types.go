@@ -3,9 +3,7 @@ package lws
 import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
-	"k8s.io/utils/ptr"
 )
 
 // The LeaderWorkerSet API (sigs.k8s.io/lws v0.7.0,
@@ -28,6 +26,7 @@ const (
 
 // LeaderWorkerSet is a LeaderWorkerSet: replicas groups of a leader and
 // size - 1 workers.
+// +kubebuilder:object:root=true
 type LeaderWorkerSet struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
@@ -73,28 +72,6 @@ type Status struct {
 	UpdatedReplicas int32  `json:"updatedReplicas,omitempty"`
 	Replicas        int32  `json:"replicas,omitempty"`
 	HPAPodSelector  string `json:"hpaPodSelector,omitempty"`
-}
-
-// DeepCopyObject makes leaderWorkerSet a runtime.Object.
-func (l *LeaderWorkerSet) DeepCopyObject() runtime.Object {
-	out := *l
-	l.ObjectMeta.DeepCopyInto(&out.ObjectMeta)
-	if l.Spec.Replicas != nil {
-		out.Spec.Replicas = ptr.To(*l.Spec.Replicas)
-	}
-	t := &out.Spec.LeaderWorkerTemplate
-	if l.Spec.LeaderWorkerTemplate.LeaderTemplate != nil {
-		t.LeaderTemplate = l.Spec.LeaderWorkerTemplate.LeaderTemplate.DeepCopy()
-	}
-	l.Spec.LeaderWorkerTemplate.WorkerTemplate.DeepCopyInto(&t.WorkerTemplate)
-	if l.Spec.LeaderWorkerTemplate.Size != nil {
-		t.Size = ptr.To(*l.Spec.LeaderWorkerTemplate.Size)
-	}
-	if r := l.Spec.RolloutStrategy.RollingUpdateConfiguration; r != nil {
-		out.Spec.RolloutStrategy.RollingUpdateConfiguration = ptr.To(*r)
-	}
-	out.Status.Conditions = append([]metav1.Condition(nil), l.Status.Conditions...)
-	return &out
 }
 
 // ServedTemplate is the observed leader template, which records the

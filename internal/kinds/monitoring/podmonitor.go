@@ -2,8 +2,6 @@ package monitoring
 
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/utils/ptr"
 )
 
 // PodMonitor is the part of the Prometheus Operator's PodMonitor
@@ -11,6 +9,7 @@ import (
 // (github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring)
 // would bring a module and its dependencies into the function for five
 // fields; the e2e proves these against the upstream CRD.
+// +kubebuilder:object:root=true
 type PodMonitor struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
@@ -27,20 +26,4 @@ type PodMetricsEndpoint struct {
 	PortNumber *int32 `json:"portNumber,omitempty"`
 	Path       string `json:"path,omitempty"`
 	Interval   string `json:"interval,omitempty"`
-}
-
-// DeepCopyObject makes podMonitorObject a runtime.Object.
-func (in *PodMonitor) DeepCopyObject() runtime.Object {
-	out := *in
-	in.ObjectMeta.DeepCopyInto(&out.ObjectMeta)
-	in.Spec.Selector.DeepCopyInto(&out.Spec.Selector)
-	out.Spec.PodTargetLabels = append([]string(nil), in.Spec.PodTargetLabels...)
-	out.Spec.PodMetricsEndpoints = make([]PodMetricsEndpoint, len(in.Spec.PodMetricsEndpoints))
-	for i, e := range in.Spec.PodMetricsEndpoints {
-		if e.PortNumber != nil {
-			e.PortNumber = ptr.To(*e.PortNumber)
-		}
-		out.Spec.PodMetricsEndpoints[i] = e
-	}
-	return &out
 }
