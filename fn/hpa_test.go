@@ -8,6 +8,7 @@ import (
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 )
 
@@ -70,13 +71,25 @@ func TestRenderHPA(t *testing.T) {
 			setPath(xr, tc.autoscaling, "spec", "autoscaling")
 			servers, _ := pulled(t, xr, tc.in)
 			got := desiredObject[autoscalingv2.HorizontalPodAutoscaler](t, servers, render.ResourceHPA)
-			s := mustResolve(t, xr, tc.in)
-			want := render.HPA(s, s.Primary(), s.Primary().MinReplicas, s.Primary().MaxReplicas).DeepCopy()
-			want.Spec = autoscalingv2.HorizontalPodAutoscalerSpec{
-				ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "llama"},
-				MinReplicas:    ptr.To(tc.wantMin), MaxReplicas: tc.wantMax, Metrics: tc.wantMetrics,
+			framework := tc.framework
+			if framework == "" {
+				framework = "vllm"
 			}
-			want.Namespace, want.Name = "team-a", "llama"
+			// Written out whole: nothing of it comes from the code under test.
+			want := &autoscalingv2.HorizontalPodAutoscaler{
+				TypeMeta: metav1.TypeMeta{APIVersion: "autoscaling/v2", Kind: "HorizontalPodAutoscaler"},
+				ObjectMeta: metav1.ObjectMeta{Name: "llama", Namespace: "team-a", Labels: map[string]string{
+					"app.kubernetes.io/component":  "model-server",
+					"app.kubernetes.io/instance":   "llama",
+					"app.kubernetes.io/managed-by": "function-inferno",
+					"app.kubernetes.io/name":       framework,
+					"app.kubernetes.io/part-of":    "inferno",
+				}},
+				Spec: autoscalingv2.HorizontalPodAutoscalerSpec{
+					ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "llama"},
+					MinReplicas:    ptr.To(tc.wantMin), MaxReplicas: tc.wantMax, Metrics: tc.wantMetrics,
+				},
+			}
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("HPA (-want +got):\n%s", diff)
 			}
