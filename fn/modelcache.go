@@ -6,7 +6,6 @@ import (
 	"github.com/inferno-ai/function-inferno/internal/observe"
 	"github.com/inferno-ai/function-inferno/internal/plan"
 	"github.com/inferno-ai/function-inferno/internal/reason"
-	"github.com/inferno-ai/function-inferno/internal/render"
 	"github.com/inferno-ai/function-inferno/internal/resolve"
 	"github.com/inferno-ai/function-inferno/internal/status"
 	"google.golang.org/protobuf/types/known/structpb"
@@ -23,33 +22,22 @@ func isModelCache(xr *structpb.Struct) bool {
 	return kind == v1alpha1.CacheCompositeKind || kind == v1alpha1.CacheClaimKind
 }
 
-// composeCache decides what a ModelCache returns: its volume and a pull Job
-// per revision, each ready as for an InferenceService, and its status.
-// Each revision's weights are pulled as an InferenceService's are
-// (pulledWeights), by the same builders.
+// composeCache composes a resolved ModelCache, in the same direction as
+// compose: observe, plan, build the plan's objects, report.
 func composeCache(s *resolve.Spec, ocds map[string]*fnv1.Resource) (composition, error) {
-	var c composition
 	o, err := observe.Decode(ocds)
 	if err != nil {
-		return c, err
+		return composition{}, err
 	}
-	pulls := make([]*plan.PulledWeights, len(s.Versions))
-	for i := range s.Versions {
-		if pulls[i], err = plan.NewPulledWeights(s, &s.Versions[i], o); err != nil {
-			return c, err
-		}
+	p, err := plan.NewCache(s, o)
+	if err != nil {
+		return composition{}, err
 	}
-	pvc, warnings := render.PVC(s, o.PVC)
-	c.Resources = append(c.Resources, render.Resource{Name: render.ResourcePVC, Object: pvc, Ready: render.PVCBound(o.PVC)})
-	for _, p := range pulls {
-		c.Resources = append(c.Resources, p.Resources()...)
-	}
-	if s.NetworkPolicy != nil {
-		c.Resources = append(c.Resources, render.Resource{Name: render.ResourceNetworkPolicyPull, Object: render.PullPolicy(s), Ready: render.NetworkPolicyReady(o.Has(render.ResourceNetworkPolicyPull))})
-	}
-	st, cond := status.CacheStatusFor(s, pulls)
-	c.CacheStatus = &st
-	c.Report.Conditions = []reason.Condition{cond}
-	c.Report.Warnings = warnings
-	return c, nil
+	resources, warnings := p.Resources()
+	st, cond := status.OfCache(p)
+	return composition{
+		Resources:   resources,
+		CacheStatus: &st,
+		Report:      status.Report{Conditions: []reason.Condition{cond}, Warnings: warnings},
+	}, nil
 }

@@ -16,6 +16,7 @@ import (
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	inferencev1 "sigs.k8s.io/gateway-api-inference-extension/api/v1"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 )
@@ -36,6 +37,8 @@ type Objects struct {
 	// picker's Deployment (without its pod template).
 	Pool   *inferencev1.InferencePool
 	Picker *appsv1.Deployment
+	// PickerService is the picker's Service.
+	PickerService *corev1.Service
 	// Deployments, HPAs and VersionServices are the servers' objects of
 	// every version, by composition resource name ("deployment",
 	// "deployment-<version>", "hpa", "hpa-<version>", "service-<version>").
@@ -108,6 +111,9 @@ func Decode(ocds map[string]*fnv1.Resource) (Objects, error) {
 			err = decodeFields(c, o.Pool, "metadata", "status")
 		case name == render.ResourcePicker:
 			o.Picker, _, err = decodeDeployment(c)
+		case name == render.ResourcePickerService:
+			o.PickerService = &corev1.Service{}
+			err = decodeFields(c, o.PickerService, "metadata", "spec", "status")
 		case name == render.ResourceDeployment || strings.HasPrefix(name, render.ResourceDeployment+"-"):
 			d, t, derr := decodeDeployment(c)
 			o.Deployments[name], err = &Deployment{Deployment: d, template: t}, derr
@@ -145,6 +151,15 @@ func DecodeError(name string, err error) error {
 
 // Has reports whether a composed resource of that name is observed.
 func (o Objects) Has(name string) bool { return o.names[name] }
+
+// Observed is what a readiness rule is given for a composed resource that
+// is not decoded: render.Seen when it is observed, nil when it is not.
+func (o Objects) Observed(name string) runtime.Object {
+	if o.names[name] {
+		return render.Seen
+	}
+	return nil
+}
 
 // Job decodes the observed pull Job of that composition resource name
 // (metadata and status), nil when there is none.

@@ -12,10 +12,10 @@ import (
 func progressResources(s *resolve.Spec, v *resolve.Version, o observe.Objects) []render.Resource {
 	h := v.Model.Hash
 	return []render.Resource{
-		{Name: render.ResourceProgressPrefix + h, Object: render.ProgressConfigMap(s, v), Ready: o.Has(render.ResourceProgressPrefix + h)},
-		{Name: render.ResourceProgressSAPrefix + h, Object: render.ProgressServiceAccount(s, v), Ready: o.Has(render.ResourceProgressSAPrefix + h)},
-		{Name: render.ResourceProgressRolePrefix + h, Object: render.ProgressRole(s, v), Ready: o.Has(render.ResourceProgressRolePrefix + h)},
-		{Name: render.ResourceProgressBindingPrefix + h, Object: render.ProgressRoleBinding(s, v), Ready: o.Has(render.ResourceProgressBindingPrefix + h)},
+		render.Judged(render.ResourceProgressPrefix+h, render.ProgressConfigMap(s, v), o.Observed(render.ResourceProgressPrefix+h)),
+		render.Judged(render.ResourceProgressSAPrefix+h, render.ProgressServiceAccount(s, v), o.Observed(render.ResourceProgressSAPrefix+h)),
+		render.Judged(render.ResourceProgressRolePrefix+h, render.ProgressRole(s, v), o.Observed(render.ResourceProgressRolePrefix+h)),
+		render.Judged(render.ResourceProgressBindingPrefix+h, render.ProgressRoleBinding(s, v), o.Observed(render.ResourceProgressBindingPrefix+h)),
 	}
 }
 

@@ -12,40 +12,42 @@ func (p *Plan) Resources() ([]render.Resource, []string) {
 	s, o := p.Spec, p.Observed
 	var out []render.Resource
 	var warnings []string
-	add := func(name string, obj runtime.Object, ready bool) {
-		out = append(out, render.Resource{Name: name, Object: obj, Ready: ready})
+	// add returns an object, judged by its kind's rule on what is
+	// observed of it.
+	add := func(name string, desired, observed runtime.Object) {
+		out = append(out, render.Judged(name, desired, observed))
 	}
 	if p.volume {
 		pvc, w := render.PVC(s, o.PVC)
 		warnings = append(warnings, w...)
-		add(render.ResourcePVC, pvc, render.PVCBound(o.PVC))
+		add(render.ResourcePVC, pvc, o.PVC)
 	}
 	for _, a := range p.Adapters {
-		add(a.Job.Resource, a.Job.Job, a.Pull == render.JobComplete)
+		add(a.Job.Resource, a.Job.Job, a.observed)
 	}
 	for _, vp := range p.Versions {
 		out = append(out, vp.Source.Resources()...)
 		autoscaled := vp.Autoscaled(s)
 		if vp.Serving != nil && s.Groups() {
-			add(render.ResourceLeaderWorkerSet, render.LeaderWorkerSet(s, vp.Version, *vp.Serving, vp.Servers), render.LWSReady(vp.LWS))
+			add(render.ResourceLeaderWorkerSet, render.LeaderWorkerSet(s, vp.Version, *vp.Serving, vp.Servers), vp.LWS)
 		} else if vp.Serving != nil {
 			var replicas *int32
 			if !autoscaled || vp.liftFromZero(s) {
 				replicas = ptr.To(vp.Servers)
 			}
-			add(render.DeploymentResource(vp.Version), render.Deployment(s, vp.Version, *vp.Serving, replicas), render.DeploymentReady(vp.Deployment.Object()))
+			add(render.DeploymentResource(vp.Version), render.Deployment(s, vp.Version, *vp.Serving, replicas), vp.Deployment.Object())
 		}
 		if vp.renderHPA {
-			add(render.HPAResource(vp.Version), render.HPA(s, vp.Version, vp.Servers, max(vp.MaxReplicas, vp.Servers)), render.HPAReady(vp.HPA))
+			add(render.HPAResource(vp.Version), render.HPA(s, vp.Version, vp.Servers, max(vp.MaxReplicas, vp.Servers)), vp.HPA)
 		}
 		if vp.renderScaledObject {
-			add(render.ScaledObjectResource(vp.Version), render.ScaledObject(s, vp.Version, vp.MaxReplicas), render.ScaledObjectReady(vp.Scaled))
+			add(render.ScaledObjectResource(vp.Version), render.ScaledObject(s, vp.Version, vp.MaxReplicas), vp.Scaled)
 		}
 		if vp.renderHTTPScaledObject {
-			add(render.HTTPScaledObjectResource(vp.Version), render.HTTPScaledObject(s, vp.Version, vp.MaxReplicas), render.HTTPScaledObjectReady(vp.HTTPScaled))
+			add(render.HTTPScaledObjectResource(vp.Version), render.HTTPScaledObject(s, vp.Version, vp.MaxReplicas), vp.HTTPScaled)
 		}
 		if vp.RenderService {
-			add(render.ServiceResource(vp.Version), render.VersionService(s, vp.Version), render.ServiceReady(vp.service))
+			add(render.ServiceResource(vp.Version), render.VersionService(s, vp.Version), vp.service)
 		}
 	}
 	for _, d := range p.Departing {
@@ -53,40 +55,40 @@ func (p *Plan) Resources() ([]render.Resource, []string) {
 			// Its count as observed, and no autoscaler: nothing scales a
 			// version that is leaving.
 			count := render.DesiredReplicas(d.Deployment.Deployment)
-			add(render.DeploymentResource(&d.Version), render.Deployment(s, &d.Version, d.serving, ptr.To(count)), render.DeploymentReady(d.Deployment.Object()))
+			add(render.DeploymentResource(&d.Version), render.Deployment(s, &d.Version, d.serving, ptr.To(count)), d.Deployment.Object())
 		}
 		if d.renderService {
-			add(render.ServiceResource(&d.Version), render.VersionService(s, &d.Version), render.ServiceReady(d.service))
+			add(render.ServiceResource(&d.Version), render.VersionService(s, &d.Version), d.service)
 		}
 	}
 	if p.MainService {
-		add(render.ResourceService, render.Service(s, p.KeepsDepartingServers()), render.ServiceReady(o.Service))
+		add(render.ResourceService, render.Service(s, p.KeepsDepartingServers()), o.Service)
 	}
 	switch {
 	case p.Route != nil && p.Route.Pool:
-		add(render.ResourceRoute, render.PoolRoute(s), p.Route.ready)
+		out = append(out, render.Resource{Name: render.ResourceRoute, Object: render.PoolRoute(s), Ready: p.Route.ready})
 	case p.Route != nil:
-		add(render.ResourceRoute, render.HTTPRoute(s, p.Route.Backends), p.Route.ready)
+		out = append(out, render.Resource{Name: render.ResourceRoute, Object: render.HTTPRoute(s, p.Route.Backends), Ready: p.Route.ready})
 	}
 	if p.Pool != nil {
-		add(render.ResourcePool, render.InferencePool(s), p.Pool.ready)
-		add(render.ResourcePickerConfig, render.PickerConfig(s), o.Has(render.ResourcePickerConfig))
-		add(render.ResourcePickerServiceAccount, render.PickerServiceAccount(s), o.Has(render.ResourcePickerServiceAccount))
-		add(render.ResourcePickerRole, render.PickerRole(s), o.Has(render.ResourcePickerRole))
-		add(render.ResourcePickerRoleBinding, render.PickerRoleBinding(s), o.Has(render.ResourcePickerRoleBinding))
-		add(render.ResourcePicker, render.PickerDeployment(s), p.Pool.PickerReady)
-		add(render.ResourcePickerService, render.PickerService(s), o.Has(render.ResourcePickerService))
+		out = append(out, render.Resource{Name: render.ResourcePool, Object: render.InferencePool(s), Ready: p.Pool.ready})
+		add(render.ResourcePickerConfig, render.PickerConfig(s), o.Observed(render.ResourcePickerConfig))
+		add(render.ResourcePickerServiceAccount, render.PickerServiceAccount(s), o.Observed(render.ResourcePickerServiceAccount))
+		add(render.ResourcePickerRole, render.PickerRole(s), o.Observed(render.ResourcePickerRole))
+		add(render.ResourcePickerRoleBinding, render.PickerRoleBinding(s), o.Observed(render.ResourcePickerRoleBinding))
+		add(render.ResourcePicker, render.PickerDeployment(s), o.Picker)
+		add(render.ResourcePickerService, render.PickerService(s), o.PickerService)
 	}
 	if s.NetworkPolicy != nil {
 		// From the first call, so the pull pods are covered from their
 		// start and the servers from theirs.
 		if p.volume {
-			add(render.ResourceNetworkPolicyPull, render.PullPolicy(s), render.NetworkPolicyReady(o.Has(render.ResourceNetworkPolicyPull)))
+			add(render.ResourceNetworkPolicyPull, render.PullPolicy(s), o.Observed(render.ResourceNetworkPolicyPull))
 		}
-		add(render.ResourceNetworkPolicy, render.ServerPolicy(s), render.NetworkPolicyReady(o.Has(render.ResourceNetworkPolicy)))
+		add(render.ResourceNetworkPolicy, render.ServerPolicy(s), o.Observed(render.ResourceNetworkPolicy))
 	}
 	if s.PodMonitor != nil {
-		add(render.ResourcePodMonitor, render.PodMonitor(s), o.Has(render.ResourcePodMonitor))
+		add(render.ResourcePodMonitor, render.PodMonitor(s), o.Observed(render.ResourcePodMonitor))
 	}
 	return out, warnings
 }

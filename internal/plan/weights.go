@@ -152,7 +152,7 @@ func (p *PulledWeights) ownVolume() bool { return true }
 func (p *PulledWeights) URI() string { return p.Model.URI }
 
 func (p *PulledWeights) Resources() []render.Resource {
-	return append([]render.Resource{{Name: p.Job.Resource, Object: p.Job.Job, Ready: p.Pull == render.JobComplete}}, p.progress...)
+	return append([]render.Resource{render.Judged(p.Job.Resource, p.Job.Job, p.observed)}, p.progress...)
 }
 
 func (p *PulledWeights) Condition() reason.Condition {

@@ -36,7 +36,7 @@ const SkipScaledObjectCreation = "httpscaledobject.keda.sh/skip-scaledobject-cre
 func HTTPScaledObject(s *resolve.Spec, v *resolve.Version, maxReplicas int32) *keda.HTTPScaledObject {
 	svc := s.Name
 	return &keda.HTTPScaledObject{
-		TypeMeta: metav1.TypeMeta{APIVersion: "http.keda.sh/v1alpha1", Kind: "HTTPScaledObject"},
+		TypeMeta: metav1.TypeMeta{APIVersion: keda.HTTPAPIVersion, Kind: keda.HTTPKind},
 		ObjectMeta: metav1.ObjectMeta{
 			Name: v.ServerName(s), Namespace: s.Namespace, Labels: s.Labels(v, v.Component()),
 			Annotations: map[string]string{SkipScaledObjectCreation: "true"},

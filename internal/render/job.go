@@ -269,6 +269,13 @@ const (
 	JobFailed
 )
 
+// JobReady reports whether a pull Job is ready:
+//  1. PullState says complete (condition Complete=True, and no Failed=True).
+func JobReady(job *batchv1.Job) bool {
+	s, _ := PullState(job)
+	return s == JobComplete
+}
+
 // PullState reads a pull Job:
 //  1. no Job observed: absent;
 //  2. condition Failed=True: failed, whatever else it says (a Job cannot

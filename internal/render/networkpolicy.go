@@ -4,6 +4,7 @@ import (
 	"github.com/inferno-ai/function-inferno/internal/resolve"
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 )
 
 // Composition resource names of the NetworkPolicies.
@@ -75,4 +76,4 @@ func PullPolicy(s *resolve.Spec) *networkingv1.NetworkPolicy {
 // NetworkPolicyReady reports whether a NetworkPolicy is ready:
 //  1. it exists (the API server accepted it; whether it is enforced is
 //     the CNI's, which reports nothing).
-func NetworkPolicyReady(observed bool) bool { return observed }
+func NetworkPolicyReady(observed runtime.Object) bool { return Exists(observed) }

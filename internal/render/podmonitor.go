@@ -24,7 +24,7 @@ func PodMonitor(s *resolve.Spec) *monitoring.PodMonitor {
 		labels[k] = v
 	}
 	return &monitoring.PodMonitor{
-		TypeMeta:   metav1.TypeMeta{APIVersion: "monitoring.coreos.com/v1", Kind: "PodMonitor"},
+		TypeMeta:   metav1.TypeMeta{APIVersion: monitoring.APIVersion, Kind: monitoring.Kind},
 		ObjectMeta: metav1.ObjectMeta{Name: s.Name, Namespace: s.Namespace, Labels: labels},
 		Spec: monitoring.PodMonitorSpec{
 			Selector: metav1.LabelSelector{

@@ -8,15 +8,15 @@ import (
 	"github.com/inferno-ai/function-inferno/internal/plan"
 	"github.com/inferno-ai/function-inferno/internal/reason"
 	"github.com/inferno-ai/function-inferno/internal/render"
-	"github.com/inferno-ai/function-inferno/internal/resolve"
 )
 
-// CacheStatusFor reports each revision and the cache as a whole:
+// OfCache reports each revision and the cache as a whole:
 //  1. any revision failed: Failed, with each failure;
 //  2. every revision pulled: Ready;
 //  3. any revision's Job running: Pulling;
 //  4. otherwise Pending.
-func CacheStatusFor(s *resolve.Spec, pulls []*plan.PulledWeights) (v1alpha1.ModelCacheStatus, reason.Condition) {
+func OfCache(c *plan.Cache) (v1alpha1.ModelCacheStatus, reason.Condition) {
+	s, pulls := c.Spec, c.Pulls
 	st := v1alpha1.ModelCacheStatus{PVCName: render.PVCName(s), URI: s.Model.URI}
 	var failed, waiting []string
 	running := false

@@ -7,6 +7,9 @@ import (
 const (
 	APIVersion = "keda.sh/v1alpha1"
 	Kind       = "ScaledObject"
+	// HTTPAPIVersion and HTTPKind are the HTTP add-on's HTTPScaledObject.
+	HTTPAPIVersion = "http.keda.sh/v1alpha1"
+	HTTPKind       = "HTTPScaledObject"
 )
 
 // ScaledObject is a KEDA ScaledObject: the fields we write, and the status

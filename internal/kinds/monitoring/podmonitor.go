@@ -9,6 +9,12 @@ import (
 // (github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring)
 // would bring a module and its dependencies into the function for five
 // fields; the e2e proves these against the upstream CRD.
+// APIVersion and Kind are the Prometheus Operator's PodMonitor.
+const (
+	APIVersion = "monitoring.coreos.com/v1"
+	Kind       = "PodMonitor"
+)
+
 // +kubebuilder:object:root=true
 type PodMonitor struct {
 	metav1.TypeMeta   `json:",inline"`
