@@ -44,14 +44,21 @@ const (
 	// cacheUnresolved: Crossplane has not fetched the ModelCache yet (the
 	// first call of a reconcile).
 	cacheUnresolved cacheState = iota
+	// CacheMissing: Crossplane fetched the ModelCache and found none of
+	// that name in the service's namespace; a wait before the servers
+	// exist, a failure once they run on its volume (PullState).
 	CacheMissing
+	// CachePulling: the cache has not pulled the revision yet, or lists it
+	// and has not reported it yet; the servers start once it is there.
 	CachePulling
+	// CacheReady: the revision is pulled, and CachedWeights.Weights locate
+	// it on the cache's volume.
 	CacheReady
-	// cacheFailed: the cache's pull of the revision failed.
+	// CacheFailed: the cache's pull of the revision failed.
 	CacheFailed
-	// cacheMismatch: spec.model.uri is not the cache's.
+	// CacheMismatch: spec.model.uri is not the cache's.
 	CacheMismatch
-	// cacheRevisionMissing: the cache does not pull the revision.
+	// CacheRevisionMissing: the cache does not pull the revision.
 	CacheRevisionMissing
 )
 
@@ -62,7 +69,7 @@ type CachedWeights struct {
 	State   cacheState
 	Message string
 	// Weights are the revision's directory on the cache's volume, once
-	// State is cacheReady.
+	// State is CacheReady.
 	Weights render.Weights
 }
 
@@ -99,7 +106,7 @@ func Cache(req *fnv1.RunFunctionRequest, s *resolve.Spec) (*CachedWeights, error
 	return c, nil
 }
 
-// judgeCache judges a decoded ModelCache for the service (see observeCache).
+// judgeCache judges a decoded ModelCache for the service (see Cache).
 func judgeCache(s *resolve.Spec, mc *v1alpha1.XModelCache) *CachedWeights {
 	name, st := s.Model.Cache, mc.Status
 	if s.Model.URI != "" && s.Model.URI != mc.Spec.URI {

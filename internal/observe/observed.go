@@ -145,6 +145,10 @@ func Decode(ocds map[string]*fnv1.Resource) (Objects, error) {
 	return o, nil
 }
 
+// DecodeError is the error of an observed composed resource that cannot
+// be decoded into its API type, naming it by composition resource name so
+// that the user knows which object Crossplane sent is malformed. It fails
+// the call (a Fatal result): no plan is made from a half-read object.
 func DecodeError(name string, err error) error {
 	return fmt.Errorf("cannot decode the observed composed resource %s: %w", name, err)
 }

@@ -77,6 +77,8 @@ func ServedAdapters(aps []Adapter, observedServed []render.ServedAdapter) []rend
 	return out
 }
 
+// AdapterNames lists the adapters by name, in spec.adapters order, as the
+// AdaptersReady condition names them when every server serves them.
 func AdapterNames(aps []Adapter) []string {
 	out := make([]string, len(aps))
 	for i, a := range aps {

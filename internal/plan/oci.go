@@ -25,6 +25,9 @@ func newImageVolume(v *resolve.Version, o observe.Objects) imageVolume {
 	return imageVolume{model: v.Model, deployment: o.Deployments[render.DeploymentResource(v)]}
 }
 
+// Wanted is the image itself, by reference and with the pull policy and
+// pull Secret the kubelet needs: the servers' pods mount it as volume
+// source, so it is known from the start.
 func (iv imageVolume) Wanted() render.Weights {
 	w := render.Weights{ID: iv.model.Hash, Image: iv.model.OCI.String(), PullPolicy: iv.model.OCI.PullPolicy()}
 	if iv.model.Secret != nil {
@@ -33,12 +36,16 @@ func (iv imageVolume) Wanted() render.Weights {
 	return w
 }
 
+// State is always JobComplete: the kubelet pulls the image as each pod
+// starts, so the servers' creation waits for nothing.
 func (iv imageVolume) State() render.JobState { return render.JobComplete }
 
 func (iv imageVolume) ownVolume() bool { return false }
 
+// Resources is nil: an image volume composes no pull Job and no volume.
 func (iv imageVolume) Resources() []render.Resource { return nil }
 
+// URI is the claim's oci:// URI, as spec.model or the version gives it.
 func (iv imageVolume) URI() string { return iv.model.URI }
 
 // Condition says what the servers' pods say of the image, as far as their

@@ -75,7 +75,7 @@ type weightsSource interface {
 	// there. Its ID is empty while the source cannot say (a ModelCache
 	// that has not pulled them).
 	Wanted() render.Weights
-	// State says whether the wanted weights are there (jobComplete), on
+	// State says whether the wanted weights are there (JobComplete), on
 	// their way, failed, or not started, as a pull Job would.
 	State() render.JobState
 	// ownVolume says whether the weights live on the claim's own cache
@@ -125,6 +125,10 @@ type PulledWeights struct {
 	Report   *observe.ProgressReport
 }
 
+// NewPulledWeights renders version v's pull Job and reads what is
+// observed of it: the Job's state and why it failed, and, with
+// input.pullProgress, the progress objects and the pod's last report.
+// It fails only when the observed Job cannot be decoded.
 func NewPulledWeights(s *resolve.Spec, v *resolve.Version, o observe.Objects) (*PulledWeights, error) {
 	job := render.PullJob(s, v)
 	observedJob, err := o.Job(job.Resource)
@@ -141,20 +145,31 @@ func NewPulledWeights(s *resolve.Spec, v *resolve.Version, o observe.Objects) (*
 	return p, nil
 }
 
+// Wanted is the weights' directory on the claim's cache volume, named by
+// the hash of their uri and revision, so a new model lands beside the old
+// one, which the servers keep serving until it is pulled.
 func (p *PulledWeights) Wanted() render.Weights {
 	return render.Weights{ID: p.Model.Hash, Claim: render.PVCName(p.s), SubPath: render.CacheDir(p.Model)}
 }
 
+// State is the observed pull Job's state (PullState).
 func (p *PulledWeights) State() render.JobState { return p.Pull }
 
 func (p *PulledWeights) ownVolume() bool { return true }
 
+// URI is the uri the Job downloads.
 func (p *PulledWeights) URI() string { return p.Model.URI }
 
+// Resources are the pull Job, ready once complete, and its progress
+// objects when input.pullProgress asks for them.
 func (p *PulledWeights) Resources() []render.Resource {
 	return append([]render.Resource{render.Judged(p.Job.Resource, p.Job.Job, p.observed)}, p.progress...)
 }
 
+// Condition is WeightsReady as the pull Job says it: pending before the
+// Job is observed, pulling (with the pod's last progress report and an
+// unbound volume's phase), pulled, or failed, stalled or timed out, each
+// with the command that reads the Job's logs.
 func (p *PulledWeights) Condition() reason.Condition {
 	s, m, job := p.s, p.Model, p.Job.Job.Name
 	vol := render.PVCName(s)
@@ -184,18 +199,25 @@ func (p *PulledWeights) Condition() reason.Condition {
 // read-only, there from the start.
 type userVolume struct{ model resolve.Model }
 
+// Wanted is the app team's claim and sub-path from the pvc:// URI.
 func (u userVolume) Wanted() render.Weights {
 	return render.Weights{ID: u.model.Hash, Claim: u.model.Claim, SubPath: u.model.SubPath}
 }
 
+// State is always JobComplete: the claim is the app team's, there before
+// the service, and nothing of ours fills it.
 func (u userVolume) State() render.JobState { return render.JobComplete }
 
 func (u userVolume) ownVolume() bool { return false }
 
+// Resources is nil: the claim is not ours to compose.
 func (u userVolume) Resources() []render.Resource { return nil }
 
+// URI is the claim's pvc:// URI.
 func (u userVolume) URI() string { return u.model.URI }
 
+// Condition is always UserVolume: the function cannot see into the app
+// team's claim, so it reports what it mounts, not whether it is there.
 func (u userVolume) Condition() reason.Condition {
 	return reason.UserVolume.Condition(fmt.Sprintf("serving %s read-only from the app team's own claim", u.model.URI))
 }
@@ -219,12 +241,16 @@ func (c cacheSource) Wanted() render.Weights {
 	return render.Weights{}
 }
 
+// State is the cache's verdict read as a pull Job's (CachedWeights.PullState).
 func (c cacheSource) State() render.JobState { return c.cache.PullState(c.serversExist) }
 
 func (c cacheSource) ownVolume() bool { return false }
 
+// Resources is nil: the ModelCache composes the pull and the volume, so
+// the weights outlive the service.
 func (c cacheSource) Resources() []render.Resource { return nil }
 
+// Condition is WeightsReady as the ModelCache says it (cacheCondition).
 func (c cacheSource) Condition() reason.Condition { return cacheCondition(c.cache, c.serversExist) }
 
 // URI is spec.model.uri, or the cache's when the claim leaves it out.

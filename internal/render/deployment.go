@@ -342,8 +342,12 @@ func deploymentCondition(d *appsv1.Deployment, t appsv1.DeploymentConditionType,
 	return false
 }
 
-// Composition resource names of a version's objects. The primary's are
-// those of a service without a split.
+// DeploymentResource is the composition resource name of version v's
+// Deployment. As for the version's autoscaler and ScaledObjects (not its
+// own Service: see ServiceResource), the primary's name is that of a
+// service without a split (ResourceDeployment), so starting or ending a
+// split never renames the primary's objects; another version's is
+// suffixed with its version.
 func DeploymentResource(v *resolve.Version) string {
 	if v.Primary {
 		return ResourceDeployment

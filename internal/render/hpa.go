@@ -70,6 +70,9 @@ func HPAReady(h *autoscalingv2.HorizontalPodAutoscaler) bool {
 		HPACondition(h, autoscalingv2.AbleToScale).Status == corev1.ConditionTrue
 }
 
+// HPACondition is the autoscaler's condition of type t, nil when it has
+// not reported one: AbleToScale decides readiness (HPAReady),
+// ScalingActive=False becomes a warning that the metrics are missing.
 func HPACondition(h *autoscalingv2.HorizontalPodAutoscaler, t autoscalingv2.HorizontalPodAutoscalerConditionType) *autoscalingv2.HorizontalPodAutoscalerCondition {
 	for i := range h.Status.Conditions {
 		if h.Status.Conditions[i].Type == t {
@@ -79,6 +82,9 @@ func HPACondition(h *autoscalingv2.HorizontalPodAutoscaler, t autoscalingv2.Hori
 	return nil
 }
 
+// HPAResource is the composition resource name of version v's
+// autoscaler: ResourceHPA for the primary, suffixed with the version for
+// the others of a split (see DeploymentResource).
 func HPAResource(v *resolve.Version) string {
 	if v.Primary {
 		return ResourceHPA

@@ -68,6 +68,9 @@ func HTTPScaledObjectReady(o *keda.HTTPScaledObject) bool {
 	return false
 }
 
+// HTTPScaledObjectResource is the composition resource name of version
+// v's HTTPScaledObject: ResourceHTTPScaledObject for the primary, suffixed
+// with the version for the others (see DeploymentResource).
 func HTTPScaledObjectResource(v *resolve.Version) string {
 	if v.Primary {
 		return ResourceHTTPScaledObject

@@ -263,9 +263,18 @@ func IsProgressConfigMap(name string) bool {
 type JobState int
 
 const (
+	// JobAbsent: no pull Job is observed yet (or, for another source, the
+	// weights are not on their way); the servers' first creation waits.
 	JobAbsent JobState = iota
+	// JobRunning: the Job is observed and has not finished: the weights
+	// are on their way.
 	JobRunning
+	// JobComplete: the weights are there; servers may mount them.
 	JobComplete
+	// JobFailed: the weights will not come without the user's help. For a
+	// pull Job, it failed for good (PullFailureOf says why): a Job never
+	// recovers from Failed, so only deleting it or a new uri or revision
+	// (a new Job) retries.
 	JobFailed
 )
 
@@ -314,11 +323,11 @@ func PullState(job *batchv1.Job) (JobState, string) {
 type PullFailure int
 
 const (
-	// pullFailedOther: the puller failed, backoffLimit times.
+	// PullFailedOther: the puller failed, backoffLimit times.
 	PullFailedOther PullFailure = iota
-	// pullStalled: the puller said its download stalled.
+	// PullStalled: the puller said its download stalled.
 	PullStalled
-	// pullTimedOut: the Job ran past its activeDeadlineSeconds.
+	// PullTimedOut: the Job ran past its activeDeadlineSeconds.
 	PullTimedOut
 )
 

@@ -133,6 +133,11 @@ var (
 	shmSize = resource.MustParse("16Gi")
 )
 
+// PodSecurityContext is the pod-level half of the restricted Pod Security
+// Standard, for every pod the function composes (pull Jobs, servers, the
+// endpoint picker): non-root as NonRootUID, whatever user the image names,
+// with the volumes group-owned by it so the cache is writable, and the
+// runtime's default seccomp profile.
 func PodSecurityContext() *corev1.PodSecurityContext {
 	return &corev1.PodSecurityContext{
 		RunAsNonRoot:   ptr.To(true),
@@ -143,6 +148,9 @@ func PodSecurityContext() *corev1.PodSecurityContext {
 	}
 }
 
+// ContainerSecurityContext is the container-level half of the restricted
+// Pod Security Standard, for every container of those pods: no privilege
+// escalation, every capability dropped, and non-root.
 func ContainerSecurityContext() *corev1.SecurityContext {
 	return &corev1.SecurityContext{
 		AllowPrivilegeEscalation: ptr.To(false),

@@ -120,6 +120,9 @@ func ScaledObjectReady(o *keda.ScaledObject) bool {
 	return c != nil && c.Status == "True"
 }
 
+// ScaledObjectResource is the composition resource name of version v's
+// ScaledObject: ResourceScaledObject for the primary, suffixed with the
+// version for the others (see DeploymentResource).
 func ScaledObjectResource(v *resolve.Version) string {
 	if v.Primary {
 		return ResourceScaledObject

@@ -91,10 +91,17 @@ func clusterIPService(s *resolve.Spec, name string, labels, selector map[string]
 // ServiceURL is the in-cluster address of the Service.
 func ServiceURL(s *resolve.Spec) string { return ServiceURLOf(s.Name, s.Namespace) }
 
+// ServiceURLOf is the in-cluster address of the Service of that name: the
+// main Service's (ServiceURL) or a version's own, which status reports for
+// each version of a split.
 func ServiceURLOf(name, namespace string) string {
 	return fmt.Sprintf("http://%s.%s.svc.cluster.local:%d", name, namespace, ServicePort)
 }
 
+// ServiceResource is the composition resource name of version v's own
+// Service (VersionService), always suffixed with the version: unlike the
+// other per-version names, the primary's is not the unsuffixed
+// ResourceService, which is the main Service's.
 func ServiceResource(v *resolve.Version) string {
 	return ResourceService + "-" + v.Model.Version
 }

@@ -39,6 +39,8 @@ type Model struct {
 // ModelCache.
 func (m Model) pulled() bool { return m.Scheme != SchemePVC && m.Scheme != SchemeOCI && m.Cache == "" }
 
+// SchemePVC is the scheme of pvc://claim[/path] weights: the app team's
+// own PersistentVolumeClaim, mounted read-only, never pulled.
 const SchemePVC = "pvc"
 
 var (

@@ -17,6 +17,9 @@ import (
 // volumes, so the platform's Input says (input.oci.mode); by default
 // oci:// is refused.
 
+// SchemeOCI is the scheme of oci://registry/repository[:tag|@digest]
+// weights: an image the kubelet mounts as an image volume, refused unless
+// input.oci.mode is ImageVolume; no Job of ours pulls it.
 const SchemeOCI = "oci"
 
 // The OCI reference grammar (github.com/distribution/reference), with a

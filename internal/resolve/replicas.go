@@ -49,6 +49,11 @@ type rollout struct {
 	MaxSurge, MaxUnavailable intstr.IntOrString
 }
 
+// Autoscaling is spec.autoscaling, checked, for a claim that enables it:
+// the targets (CPU utilisation, and in-flight requests per server on the
+// runtime's concurrency metric, which the Input names), which the HPA or,
+// with spec.replicas.min 0, KEDA's ScaledObject scales on. A claim that
+// sets no target and does not scale to zero gets defaultCPUUtilization.
 type Autoscaling struct {
 	CPUUtilization *int32
 	Concurrency    *int32

@@ -170,6 +170,10 @@ func versionURL(s *resolve.Spec, v *resolve.Version) string {
 	return render.ServiceURLOf(v.VersionServiceName(s), s.Namespace)
 }
 
+// AutoscalerMetrics names the metrics the claim's HPA scales on, for the
+// warning that it cannot scale yet (ScalingActive=False): the user then
+// knows what the cluster's metrics pipeline must serve (metrics-server for
+// CPU, a custom metrics API for the runtime's concurrency metric).
 func AutoscalerMetrics(s *resolve.Spec) string {
 	switch {
 	case s.Autoscaling.Concurrency != nil && s.Autoscaling.CPUUtilization != nil:

@@ -66,6 +66,8 @@ type fieldPath struct {
 	index  int    // a list index, or -1 for a field
 }
 
+// String is the path as the user writes it, e.g.
+// "spec.containers[1].name"; "" at the root.
 func (p *fieldPath) String() string {
 	if p == nil {
 		return ""

@@ -4,6 +4,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
+// APIVersion and Kind are the ScaledObject's type (keda.sh/v1alpha1,
+// ScaledObject), which the function writes into every one it renders.
 const (
 	APIVersion = "keda.sh/v1alpha1"
 	Kind       = "ScaledObject"
@@ -22,6 +24,10 @@ type ScaledObject struct {
 	Status            ScaledObjectStatus `json:"status,omitempty"`
 }
 
+// ScaledObjectSpec mirrors KEDA's ScaledObjectSpec (the ScaledObject's
+// spec, keda.sh/v1alpha1): the Deployment to scale, how often to poll and
+// how long to wait before scaling to idleReplicaCount, the bounds, the
+// triggers, and the fallback while the triggers fail.
 type ScaledObjectSpec struct {
 	ScaleTargetRef   ScaleTarget    `json:"scaleTargetRef"`
 	PollingInterval  *int32         `json:"pollingInterval,omitempty"`
@@ -33,12 +39,18 @@ type ScaledObjectSpec struct {
 	Fallback         *Fallback      `json:"fallback,omitempty"`
 }
 
+// ScaleTarget mirrors KEDA's ScaleTarget (spec.scaleTargetRef,
+// keda.sh/v1alpha1): the workload whose replicas KEDA owns, here the
+// version's server Deployment.
 type ScaleTarget struct {
 	APIVersion string `json:"apiVersion,omitempty"`
 	Kind       string `json:"kind,omitempty"`
 	Name       string `json:"name"`
 }
 
+// ScaleTrigger mirrors KEDA's ScaleTriggers (an entry of spec.triggers,
+// keda.sh/v1alpha1): a scaler by type (prometheus, cpu, external-push),
+// its scaler-specific metadata, and the HPA metric type it feeds.
 type ScaleTrigger struct {
 	Type       string            `json:"type"`
 	Name       string            `json:"name,omitempty"`
@@ -46,11 +58,17 @@ type ScaleTrigger struct {
 	MetricType string            `json:"metricType,omitempty"`
 }
 
+// Fallback mirrors KEDA's Fallback (spec.fallback, keda.sh/v1alpha1): the
+// replicas KEDA runs once a trigger has failed failureThreshold times in a
+// row, so an unreadable metric neither stops nor floods the servers.
 type Fallback struct {
 	FailureThreshold int32 `json:"failureThreshold"`
 	Replicas         int32 `json:"replicas"`
 }
 
+// ScaledObjectStatus mirrors the conditions of KEDA's ScaledObjectStatus
+// (keda.sh/v1alpha1), the only part the function reads (Ready, Active); the
+// HTTPScaledObject's status has the same shape.
 type ScaledObjectStatus struct {
 	Conditions []Condition `json:"conditions,omitempty"`
 }

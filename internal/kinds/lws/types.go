@@ -17,8 +17,8 @@ const (
 	Kind       = "LeaderWorkerSet"
 	// WorkerIndexLabel is on every pod of a group: "0" on the leader.
 	WorkerIndexLabel = "leaderworkerset.sigs.k8s.io/worker-index"
-	// Conditions the LWS controller sets; Available and Progressing are
-	// mutually exclusive.
+	// Available and Progressing are conditions the LWS controller sets;
+	// they are mutually exclusive.
 	Available        = "Available"
 	Progressing      = "Progressing"
 	updateInProgress = "UpdateInProgress"
@@ -34,6 +34,9 @@ type LeaderWorkerSet struct {
 	Status            Status `json:"status,omitempty"`
 }
 
+// Spec mirrors LeaderWorkerSetSpec (leaderworkerset.x-k8s.io/v1): how many
+// groups, the leader and worker templates, how a new template rolls out,
+// and when the workers start.
 type Spec struct {
 	// Replicas is the number of groups (the API server defaults it to 1).
 	Replicas             *int32          `json:"replicas,omitempty"`
@@ -44,6 +47,10 @@ type Spec struct {
 	StartupPolicy string `json:"startupPolicy,omitempty"`
 }
 
+// Template mirrors LeaderWorkerTemplate (spec.leaderWorkerTemplate,
+// leaderworkerset.x-k8s.io/v1): the leader's and the workers' pod
+// templates, the size of a group (leader included), and whether a pod's
+// restart recreates its whole group.
 type Template struct {
 	LeaderTemplate *corev1.PodTemplateSpec `json:"leaderTemplate,omitempty"`
 	WorkerTemplate corev1.PodTemplateSpec  `json:"workerTemplate"`
@@ -51,11 +58,16 @@ type Template struct {
 	RestartPolicy  string                  `json:"restartPolicy,omitempty"`
 }
 
+// RolloutStrategy mirrors RolloutStrategy (spec.rolloutStrategy,
+// leaderworkerset.x-k8s.io/v1): how groups move to a new template.
 type RolloutStrategy struct {
 	Type                       string         `json:"type"`
 	RollingUpdateConfiguration *RollingUpdate `json:"rollingUpdateConfiguration,omitempty"`
 }
 
+// RollingUpdate mirrors RollingUpdateConfiguration
+// (spec.rolloutStrategy.rollingUpdateConfiguration,
+// leaderworkerset.x-k8s.io/v1): its bounds count groups, not pods.
 type RollingUpdate struct {
 	MaxUnavailable intstr.IntOrString `json:"maxUnavailable"`
 	MaxSurge       intstr.IntOrString `json:"maxSurge"`

@@ -22,12 +22,18 @@ type PodMonitor struct {
 	Spec              PodMonitorSpec `json:"spec"`
 }
 
+// PodMonitorSpec mirrors the PodMonitor's spec (PodMonitorSpec,
+// monitoring.coreos.com/v1): which pods Prometheus scrapes, which of their
+// labels it copies onto the series, and the endpoints it scrapes.
 type PodMonitorSpec struct {
 	Selector            metav1.LabelSelector `json:"selector"`
 	PodTargetLabels     []string             `json:"podTargetLabels,omitempty"`
 	PodMetricsEndpoints []PodMetricsEndpoint `json:"podMetricsEndpoints"`
 }
 
+// PodMetricsEndpoint mirrors PodMetricsEndpoint (an entry of
+// spec.podMetricsEndpoints, monitoring.coreos.com/v1): the container port,
+// by number, the path and the interval of a scrape.
 type PodMetricsEndpoint struct {
 	PortNumber *int32 `json:"portNumber,omitempty"`
 	Path       string `json:"path,omitempty"`
