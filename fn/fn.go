@@ -137,7 +137,7 @@ type composition struct {
 
 // compose decides what to return for a resolved InferenceService given
 // the observed ModelCache (nil without one) and the observed composed
-// resources: it observes them, plans (newPlan), and builds the plan's
+// resources: it observes them, plans (plan.New), and builds the plan's
 // objects and its status. It is pure: the same arguments give the same
 // composition.
 func compose(s *resolve.Spec, cache *observe.CachedWeights, ocds map[string]*fnv1.Resource) (composition, error) {

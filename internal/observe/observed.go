@@ -64,7 +64,7 @@ type Objects struct {
 }
 
 // Deployment is an observed Deployment: metadata, spec without its
-// pod template, status; the template stays undecoded until servedTemplate
+// pod template, status; the template stays undecoded until ServedTemplate
 // needs it.
 type Deployment struct {
 	*appsv1.Deployment
@@ -180,7 +180,7 @@ func (o Objects) Job(name string) (*batchv1.Job, error) {
 }
 
 // decodeDeployment decodes an observed Deployment without its pod
-// template, which it returns undecoded for servedTemplate.
+// template, which it returns undecoded for ServedTemplate.
 func decodeDeployment(c *structpb.Struct) (*appsv1.Deployment, *structpb.Value, error) {
 	d := &appsv1.Deployment{}
 	spec := c.GetFields()["spec"].GetStructValue()

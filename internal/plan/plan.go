@@ -17,7 +17,7 @@ import (
 // share (the cache volume, the Service <name>, the route, the
 // NetworkPolicies).
 //
-// newPlan makes it from the resolved spec and the observed objects, once;
+// New makes it from the resolved spec and the observed objects, once;
 // resources builds the objects from it and report the status, and neither
 // changes it.
 type Plan struct {
@@ -29,7 +29,7 @@ type Plan struct {
 	// Versions are the spec's versions, the primary first.
 	Versions []Version
 	// Departing are the versions the spec no longer names whose objects
-	// are still returned (see newPlan), by version.
+	// are still returned (see New), by version.
 	Departing []departing
 	// settled says every version has the servers it wants ready on the
 	// weights it wants: no version is held above its share, and no
@@ -70,7 +70,7 @@ type Version struct {
 	// Deployment's replicas, or its autoscaler's floor.
 	Target int32
 	// Servers is what it runs this call: target, or more while it is held
-	// (make before break, see newPlan).
+	// (make before break, see New).
 	Servers int32
 	// Held says servers is above target; growing that the version waits
 	// for servers that another version's held (or departing) servers

@@ -65,7 +65,7 @@ type servedTemplater interface {
 }
 
 // weightsSource is where one version's weights come from: pulled by a Job
-// of the claim's own into its cache volume (pulledWeights), the app team's
+// of the claim's own into its cache volume (PulledWeights), the app team's
 // own volume (userVolume), a ModelCache (cacheSource), or an image the
 // kubelet mounts (imageVolume, oci.go). It is the one
 // place that knows the difference: the plan, the builders and the status

@@ -27,7 +27,7 @@ import (
 // (docs/scale-to-zero.md).
 //
 // Scale to zero does not combine with spec.traffic (refused by name): make
-// before break (newPlan) moves servers between versions by counting each
+// before break (plan.New) moves servers between versions by counting each
 // version's ready servers, and a version at zero has none to count.
 //
 // The types are ours, the few fields we write and read, checked against

@@ -10,7 +10,7 @@ import (
 )
 
 // LoRA adapters (spec.adapters). Each adapter is pulled by its own Job
-// (renderPullJob, as the base model) into adapters/<hash> of the claim's
+// (render.PullJob, as the base model) into adapters/<hash> of the claim's
 // cache volume, which the servers mount read-only at /adapters; the
 // runtime preset's adapter arguments name each one as <name>=<path>.
 //
