@@ -48,11 +48,11 @@ $(CONTROLLER_GEN): tools/go.mod
 	cd tools && go build -trimpath -ldflags='-s -w' -o $(abspath $@) sigs.k8s.io/controller-tools/cmd/controller-gen
 
 .PHONY: generate
-generate: $(CONTROLLER_GEN) ## Regenerate deepcopy code, the Input CRD, the XRDs, Compositions, Configurations, docs/api and the troubleshooting page's Conditions table.
-	$(CONTROLLER_GEN) object paths=./apis/... paths=./input/...
+generate: $(CONTROLLER_GEN) ## Regenerate deepcopy code (apis, input, the foreign kinds), the Input CRD, the XRDs, Compositions, Configurations, docs/api and the troubleshooting page's Conditions table.
+	$(CONTROLLER_GEN) object paths=./apis/... paths=./input/... paths=./internal/kinds/...
 	$(CONTROLLER_GEN) crd:crdVersions=v1 paths=./input/... output:crd:artifacts:config=package/input
 	go run ./apis/generate -controller-gen=$(CONTROLLER_GEN) -root=.
-	@# docs/troubleshooting.md's Conditions table, from fn/reasons.go.
+	@# docs/troubleshooting.md's Conditions table, from internal/reason/reasons.go.
 	go test ./fn -run '^TestTroubleshootingConditions$$' -count=1 -update
 
 .PHONY: build

@@ -33,7 +33,7 @@ const (
 // field, refuse with another message, or warn about a field that
 // docs/troubleshooting.md does not explain — or when the page explains one
 // the function no longer emits. (Its conditions are generated from
-// fn/reasons.go: see TestTroubleshootingConditions.)
+// internal/reason/reasons.go: see TestTroubleshootingConditions.)
 //
 // The function's reports are found in its source, not by rendering: the
 // renders of the examples reach only some of them, while every field is a
@@ -71,7 +71,7 @@ func TestTroubleshootingCoversEverything(t *testing.T) {
 }
 
 // TestTroubleshootingConditions holds the page's Conditions table to
-// fn/reasons.go, from which `make generate` (-update) writes it.
+// internal/reason/reasons.go, from which `make generate` (-update) writes it.
 func TestTroubleshootingConditions(t *testing.T) {
 	b, err := os.ReadFile(troubleshootingPage)
 	if err != nil {
@@ -92,18 +92,18 @@ func TestTroubleshootingConditions(t *testing.T) {
 		return
 	}
 	if diff := cmp.Diff(want, page[start:end]); diff != "" {
-		t.Errorf("%s: the Conditions table is stale; run make generate (-page +reasons.go):\n%s", troubleshootingPage, diff)
+		t.Errorf("%s: the Conditions table is stale; run make generate (-page +internal/reason/reasons.go):\n%s", troubleshootingPage, diff)
 	}
 }
 
 // The generated table's fences on the page.
 const (
-	conditionsBegin = "<!-- Generated from fn/reasons.go by make generate: edit the reasons there, not this table. -->\n"
+	conditionsBegin = "<!-- Generated from internal/reason/reasons.go by make generate: edit the reasons there, not this table. -->\n"
 	conditionsEnd   = "<!-- End of the generated table. -->\n"
 )
 
 // conditionsTable is the Conditions table of the troubleshooting page:
-// one row per reason, in the order of fn/reasons.go.
+// one row per reason, in the order of internal/reason/reasons.go.
 func conditionsTable() string {
 	var b strings.Builder
 	b.WriteString("| Condition | Status | Reason | What it means | What to do |\n|---|---|---|---|---|\n")
@@ -129,7 +129,7 @@ func TestReasonsDocumented(t *testing.T) {
 	for r := range reason.NumReasons {
 		d := reason.Docs[r]
 		if d.Name == "" || !slices.Contains(types, d.Type) || d.Means == "" || d.Do == "" {
-			t.Errorf("reason %d (%q) is not fully documented in fn/reasons.go: %+v", r, d.Name, d)
+			t.Errorf("reason %d (%q) is not fully documented in internal/reason/reasons.go: %+v", r, d.Name, d)
 		}
 		if other, dup := seen[d.Name]; dup {
 			t.Errorf("reasons %d and %d are both named %q", other, r, d.Name)

@@ -47,6 +47,9 @@ func TestGeneratedFilesAreFresh(t *testing.T) {
 	}{
 		{"apis/inference/v1alpha1/zz_generated.deepcopy.go", []string{"object", "paths=./apis/...", "output:object:stdout"}},
 		{"input/v1beta1/zz_generated.deepcopy.go", []string{"object", "paths=./input/...", "output:object:stdout"}},
+		{"internal/kinds/keda/zz_generated.deepcopy.go", []string{"object", "paths=./internal/kinds/keda", "output:object:stdout"}},
+		{"internal/kinds/lws/zz_generated.deepcopy.go", []string{"object", "paths=./internal/kinds/lws", "output:object:stdout"}},
+		{"internal/kinds/monitoring/zz_generated.deepcopy.go", []string{"object", "paths=./internal/kinds/monitoring", "output:object:stdout"}},
 		{"package/input/fn.inferno.io_inputs.yaml", []string{"crd:crdVersions=v1", "paths=./input/...", "output:crd:stdout"}},
 	} {
 		cmd := exec.Command(cg, g.args...)
