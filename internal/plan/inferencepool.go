@@ -10,8 +10,11 @@ type pool struct {
 	// ready says the Gateway accepted the pool and resolved its picker.
 	ready bool
 	State render.RouteState
-	// PickerReady says the picker's Deployment is available.
-	PickerReady bool
+	// PickerReady says the picker's Deployment is available; PickerStalled
+	// that its rollout gave up, with the controller's message.
+	PickerReady        bool
+	PickerStalled      bool
+	PickerStallMessage string
 }
 
 // planPool decides the InferencePool and its picker. They come with the
@@ -22,6 +25,9 @@ func (p *Plan) planPool() *pool {
 		return nil
 	}
 	pp := &pool{PickerReady: render.DeploymentReady(p.Observed.Picker)}
+	if d := p.Observed.Picker; d != nil {
+		pp.PickerStalled, pp.PickerStallMessage = render.DeploymentStalled(d)
+	}
 	pp.ready, pp.State = render.PoolReady(p.Spec, p.Observed.Pool)
 	return pp
 }

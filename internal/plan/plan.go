@@ -84,6 +84,37 @@ type Version struct {
 	renderHPA, renderScaledObject, RenderService bool
 	// renderHTTPScaledObject says its HTTP add-on object is returned.
 	renderHTTPScaledObject bool
+	// Judged is what its observed servers and scaler are, by their kinds'
+	// rules in render, judged here once: the report reads it, and judges
+	// nothing again.
+	Judged Judgment
+}
+
+// Judgment is what a version's observed objects are.
+type Judgment struct {
+	// ServersReady: its Deployment (render.DeploymentReady) or, for
+	// groups, its LeaderWorkerSet (render.LWSReady) is ready.
+	ServersReady bool
+	// Stalled says its Deployment's rollout gave up
+	// (render.DeploymentStalled), with the controller's message.
+	Stalled      bool
+	StallMessage string
+	// ScalerReady: its KEDA ScaledObject is ready (render.ScaledObjectReady).
+	ScalerReady bool
+}
+
+// judge judges a version's observed servers and scaler.
+func judge(vp *Version) Judgment {
+	j := Judgment{ScalerReady: render.ScaledObjectReady(vp.Scaled)}
+	if vp.LWS != nil {
+		j.ServersReady = render.LWSReady(vp.LWS)
+		return j
+	}
+	if d := vp.Deployment.Object(); d != nil {
+		j.ServersReady = render.DeploymentReady(d)
+		j.Stalled, j.StallMessage = render.DeploymentStalled(d)
+	}
+	return j
 }
 
 // New decides, for each version of s and from the observed objects o
@@ -139,6 +170,7 @@ func New(s *resolve.Spec, cache *observe.CachedWeights, o observe.Objects) (*Pla
 			// returned: Crossplane deletes it (docs/multi-node.md).
 			vp.Deployment, vp.LWS = nil, o.LeaderWorkerSet
 		}
+		vp.Judged = judge(&vp)
 		src, err := NewWeightsSource(s, v, cache, o, vp.observedServers() != nil)
 		if err != nil {
 			return nil, err

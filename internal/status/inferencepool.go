@@ -5,7 +5,6 @@ import (
 
 	"github.com/inferno-ai/function-inferno/internal/plan"
 	"github.com/inferno-ai/function-inferno/internal/reason"
-	"github.com/inferno-ai/function-inferno/internal/render"
 	"github.com/inferno-ai/function-inferno/internal/resolve"
 	inferencev1 "sigs.k8s.io/gateway-api-inference-extension/api/v1"
 )
@@ -26,10 +25,8 @@ func poolCondition(p *plan.Plan, r *Report) reason.Condition {
 	case rt.Rejected:
 		return reason.PoolNotAccepted.Condition(rt.Message)
 	}
-	if d != nil {
-		if stalled, msg := render.DeploymentStalled(d); stalled && !pp.PickerReady {
-			return reason.PickerFailed.Condition(fmt.Sprintf("the endpoint picker's rollout gave up: %s; see: kubectl describe -n %s deployment/%s", msg, s.Namespace, resolve.PickerName(s)))
-		}
+	if pp.PickerStalled && !pp.PickerReady {
+		return reason.PickerFailed.Condition(fmt.Sprintf("the endpoint picker's rollout gave up: %s; see: kubectl describe -n %s deployment/%s", pp.PickerStallMessage, s.Namespace, resolve.PickerName(s)))
 	}
 	switch {
 	case !pp.PickerReady:

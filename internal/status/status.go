@@ -59,7 +59,7 @@ func Of(p *plan.Plan) Report {
 		}
 	}
 	for _, vp := range p.Versions {
-		if vp.Scaled == nil || !vp.ScalesToZero(s) || render.ScaledObjectReady(vp.Scaled) {
+		if vp.Scaled == nil || !vp.ScalesToZero(s) || vp.Judged.ScalerReady {
 			continue
 		}
 		r.Warnings = append(r.Warnings, fmt.Sprintf("spec.autoscaling: KEDA has not made the ScaledObject %s ready (%s); the servers stay at their current count until it can read %s from input.keda.prometheusAddress", vp.ServerName(s), kedaReadyMessage(vp.Scaled), s.Autoscaling.Metric))

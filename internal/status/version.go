@@ -32,17 +32,17 @@ func serverCondition(s *resolve.Spec, vp *plan.Version) reason.Condition {
 		return reason.Creating.Condition(fmt.Sprintf("creating Deployment %s", name))
 	}
 	want, ready := render.DesiredReplicas(d), d.Status.ReadyReplicas
-	if stalled, msg := render.DeploymentStalled(d); stalled && ready < want {
-		return reason.ProgressDeadlineExceeded.Condition(fmt.Sprintf("%d of %d servers ready and the rollout gave up: %s; see: kubectl describe -n %s deployment/%s", ready, want, msg, s.Namespace, name))
+	if j := vp.Judged; j.Stalled && ready < want {
+		return reason.ProgressDeadlineExceeded.Condition(fmt.Sprintf("%d of %d servers ready and the rollout gave up: %s; see: kubectl describe -n %s deployment/%s", ready, want, j.StallMessage, s.Namespace, name))
 	}
 	switch {
-	case want == 0 && s.Split && v.Weight == 0 && render.DeploymentReady(d):
+	case want == 0 && s.Split && v.Weight == 0 && vp.Judged.ServersReady:
 		return reason.NoTraffic.Condition(fmt.Sprintf("spec.traffic gives version %s weight 0: no server runs; its weights stay cached", v.Model.Version))
 	case want == 0 && v.ScalesToZero(s):
 		return idleCondition(s, vp)
 	case want == 0:
 		return reason.ScaledToZero.Condition("spec.replicas.min is 0: no server runs; the weights stay cached")
-	case render.DeploymentReady(d):
+	case vp.Judged.ServersReady:
 		return reason.Available.Condition(fmt.Sprintf("%d of %d servers ready", ready, want))
 	case ready == 0:
 		return reason.Starting.Condition(fmt.Sprintf("0 of %d servers ready; loading a model can take up to %ds", want, *s.Runtime.StartupSeconds))
@@ -70,7 +70,7 @@ func groupsCondition(s *resolve.Spec, vp *plan.Version) reason.Condition {
 	switch {
 	case want == 0:
 		return reason.ScaledToZero.Condition("spec.replicas.min is 0: no group runs; the weights stay cached")
-	case render.LWSReady(l):
+	case vp.Judged.ServersReady:
 		return reason.GroupsAvailable.Condition(fmt.Sprintf("%d of %d groups ready (each %s, tensor %d × pipeline %d)", ready, want, group, s.MultiNode.Tensor, s.MultiNode.Pipeline))
 	case ready == 0:
 		return reason.GroupsStarting.Condition(fmt.Sprintf("0 of %d groups ready (each %s); a group is ready once its leader and every worker are, and the leader serves once its workers joined and the model loaded, which can take up to %ds", want, group, *s.Runtime.StartupSeconds))
@@ -137,7 +137,7 @@ func idleCondition(s *resolve.Spec, vp *plan.Version) reason.Condition {
 	switch {
 	case vp.Scaled.Active():
 		return reason.Waking.Condition(fmt.Sprintf("KEDA reports in-flight requests (%s above 0): starting a server; loading a model can take up to %ds", s.Autoscaling.Metric, *s.Runtime.StartupSeconds))
-	case !render.ScaledObjectReady(vp.Scaled):
+	case !vp.Judged.ScalerReady:
 		return reason.ScalerNotReady.Condition(fmt.Sprintf("no server runs and KEDA has not made the ScaledObject %s ready (%s), so no request can wake the service; see: kubectl describe -n %s scaledobject/%s", vp.ServerName(s), kedaReadyMessage(vp.Scaled), s.Namespace, vp.ServerName(s)))
 	case z.HTTPScaler != "":
 		return reason.Idle.Condition(fmt.Sprintf("scaled to zero after %ds without an in-flight request; a request through KEDA's HTTP add-on (Host %s.%s.svc.cluster.local) starts a server; the weights stay cached", z.Cooldown, s.Name, s.Namespace))
