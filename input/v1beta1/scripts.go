@@ -1,7 +1,9 @@
 package v1beta1
 
 import (
+	"crypto/sha256"
 	"embed"
+	"encoding/hex"
 	"fmt"
 	"io/fs"
 	"sort"
@@ -83,6 +85,19 @@ type PullScript struct {
 	// Text is what a pull Job runs: the file without its shellcheck
 	// directives.
 	Text string
+}
+
+// Token is a short stable name for the script's text as a Job runs it:
+// the file and the first 12 hex digits of the text's SHA-256, e.g.
+// <<script scripts/hf.sh sha256:0123456789ab>>. fn's golden files show it
+// in the script's place, so that a script edit changes one line of each
+// and the script itself is reviewed once, in its file. The digest is of
+// the file without its shellcheck directives:
+//
+//	grep -v '^[[:space:]]*# shellcheck ' input/v1beta1/scripts/hf.sh | sha256sum
+func (s PullScript) Token() string {
+	sum := sha256.Sum256([]byte(s.Text))
+	return "<<script " + s.File + " sha256:" + hex.EncodeToString(sum[:])[:12] + ">>"
 }
 
 // PullScripts returns every built-in pull script, in file name order.

@@ -85,6 +85,28 @@ func TestPullScriptsShareTheirCommonParts(t *testing.T) {
 	}
 }
 
+// TestPullScriptTokens: a token is stable, names its file, and tells the
+// scripts apart; its digest is the one `grep -v … | sha256sum` gives.
+func TestPullScriptTokens(t *testing.T) {
+	seen := map[string]string{}
+	for _, s := range PullScripts() {
+		tok := s.Token()
+		if !strings.HasPrefix(tok, "<<script "+s.File+" sha256:") || len(tok) != len("<<script "+s.File+" sha256:")+12+2 {
+			t.Errorf("%s: token %q", s.File, tok)
+		}
+		if other, ok := seen[tok]; ok {
+			t.Errorf("%s and %s have the same token %s", s.File, other, tok)
+		}
+		seen[tok] = s.File
+		if strings.Contains(s.Text, "# shellcheck ") {
+			t.Errorf("%s: the text a Job runs has a shellcheck directive", s.File)
+		}
+	}
+	if len(seen) != 4 {
+		t.Errorf("%d scripts, want 4 (hf, s3, gs, http): %v", len(seen), seen)
+	}
+}
+
 // The stand-ins for the CLIs the hf, s3 and gs pullers run in their
 // images. Each logs how it was called (arguments and the environment the
 // script sets for it) to $CALLS and fetches, with curl, what the real CLI
