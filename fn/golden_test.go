@@ -12,7 +12,11 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/inferno-ai/function-inferno/internal/render"
 	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/structpb"
 	"sigs.k8s.io/yaml"
+
+	"github.com/inferno-ai/function-inferno/input/v1beta1"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files and the examples' observed-resource files")
@@ -258,7 +262,7 @@ func renderYAML(t *testing.T, rsp *fnv1.RunFunctionResponse) []byte {
 
 func compareGolden(t *testing.T, name string, rsp *fnv1.RunFunctionResponse) {
 	t.Helper()
-	got := renderYAML(t, rsp)
+	got := renderYAML(t, withScriptTokens(rsp))
 	path := filepath.Join("testdata", "golden", name+".yaml")
 	if *update {
 		if err := os.WriteFile(path, got, 0o644); err != nil {
@@ -273,4 +277,41 @@ func compareGolden(t *testing.T, name string, rsp *fnv1.RunFunctionResponse) {
 	if diff := cmp.Diff(string(want), string(got)); diff != "" {
 		t.Errorf("%s differs from the golden file (-want +got); if the change is intended run: go test ./fn -run TestGolden -update\n%s", path, diff)
 	}
+}
+
+// withScriptTokens returns a copy of rsp in which a built-in pull script's
+// text, wherever a desired object carries it, is the script's token
+// (v1beta1.PullScript.Token: its file and digest). A script edit then
+// changes one line of each golden, and the script is reviewed once, in
+// input/v1beta1/scripts.
+func withScriptTokens(rsp *fnv1.RunFunctionResponse) *fnv1.RunFunctionResponse {
+	rsp = proto.Clone(rsp).(*fnv1.RunFunctionResponse)
+	scripts := v1beta1.PullScripts()
+	var walk func(v *structpb.Value)
+	walk = func(v *structpb.Value) {
+		switch k := v.GetKind().(type) {
+		case *structpb.Value_StringValue:
+			for _, s := range scripts {
+				k.StringValue = strings.ReplaceAll(k.StringValue, s.Text, s.Token())
+			}
+		case *structpb.Value_StructValue:
+			for _, f := range k.StructValue.GetFields() {
+				walk(f)
+			}
+		case *structpb.Value_ListValue:
+			for _, e := range k.ListValue.GetValues() {
+				walk(e)
+			}
+		}
+	}
+	objects := []*fnv1.Resource{rsp.GetDesired().GetComposite()}
+	for _, r := range rsp.GetDesired().GetResources() {
+		objects = append(objects, r)
+	}
+	for _, r := range objects {
+		if r.GetResource() != nil {
+			walk(structpb.NewStructValue(r.GetResource()))
+		}
+	}
+	return rsp
 }

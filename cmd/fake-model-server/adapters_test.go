@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -21,15 +22,18 @@ func TestAdapters(t *testing.T) {
 	sql, sqlDir := loadSample(t, "sql-adapter")
 	missing := t.TempDir() + "/none"
 
-	s := NewServer(Config{ModelName: "llama", Adapters: map[string]string{"sql": sqlDir, "later": missing}}, quiet)
+	ev := newEvents()
+	s := NewServer(Config{ModelName: "llama", Adapters: map[string]string{"sql": sqlDir, "later": missing}}, slog.New(ev))
 	ts := httptest.NewServer(s.Handler())
 	t.Cleanup(ts.Close)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	go s.LoadWeights(ctx, baseDir, 0, 10*time.Millisecond)
-	time.Sleep(50 * time.Millisecond)
-	if rsp, body := do(t, "GET", ts.URL+"/healthz", ""); rsp.StatusCode == http.StatusOK || !strings.Contains(string(body), "adapter later") {
-		t.Fatalf("healthz %d %s while an adapter is missing, want unready naming it", rsp.StatusCode, body)
+	go s.LoadWeights(ctx, baseDir, 0, time.Millisecond)
+	// The base weights and the other adapter load; three attempts later
+	// the server is still unready, naming the missing adapter.
+	ev.await(t, 3, "weights not loaded", "adapter later")
+	if rsp, body := do(t, "GET", ts.URL+"/healthz", ""); rsp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(string(body), "adapter later") {
+		t.Fatalf("healthz %d %s while an adapter is missing, want 503 naming it", rsp.StatusCode, body)
 	}
 	cancel()
 

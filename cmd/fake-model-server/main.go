@@ -68,26 +68,35 @@ func (c *ServeCmd) Run() error {
 	// an operator pressing ^C twice expects.
 	context.AfterFunc(ctx, stop)
 	defer stop()
+	cfg, err := c.config()
+	if err != nil {
+		return err
+	}
 	ln, err := net.Listen("tcp", net.JoinHostPort("", strconv.Itoa(c.Port)))
 	if err != nil {
 		return err
 	}
-	return c.serve(ctx, ln, log)
+	return c.serve(ctx, ln, cfg, log)
 }
 
-// serve answers on ln until ctx ends, then drains: /healthz fails at once,
-// requests are answered for DrainDelay, then the listener closes and
-// in-flight requests get ShutdownTimeout to finish.
-func (c *ServeCmd) serve(ctx context.Context, ln net.Listener, log *slog.Logger) error {
+// config is the server's Config the flags give.
+func (c *ServeCmd) config() (Config, error) {
 	adapters, err := parseAdapters(c.Adapters, c.ModelName)
 	if err != nil {
-		return err
+		return Config{}, err
 	}
-	s := NewServer(Config{
+	return Config{
 		ModelName: c.ModelName, ModelVersion: c.ModelVersion,
 		TokenDelay: c.TokenDelay, LogRequests: c.LogRequests,
 		Adapters: adapters,
-	}, log)
+	}, nil
+}
+
+// serve answers on ln with a server of cfg until ctx ends, then drains:
+// /healthz fails at once, requests are answered for DrainDelay, then the
+// listener closes and in-flight requests get ShutdownTimeout to finish.
+func (c *ServeCmd) serve(ctx context.Context, ln net.Listener, cfg Config, log *slog.Logger) error {
+	s := NewServer(cfg, log)
 	srv := &http.Server{
 		Handler:           s.Handler(),
 		ReadHeaderTimeout: 10 * time.Second,

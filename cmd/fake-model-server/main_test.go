@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -227,18 +228,25 @@ func TestGenerateIsTheServersOracle(t *testing.T) {
 }
 
 // startServe runs `serve` on a loopback port until the returned cancel,
-// as SIGTERM would end it, and waits until it is ready.
-func startServe(t *testing.T, c ServeCmd) (url string, sigterm func(), exited <-chan error) {
+// as SIGTERM would end it, and returns once it is ready. onRequest, when
+// not nil, is the server's Config.onRequest; ev has the server's log.
+func startServe(t *testing.T, c ServeCmd, onRequest func(*http.Request)) (url string, ev *events, sigterm func(), exited <-chan error) {
 	t.Helper()
+	cfg, err := c.config()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.onRequest = onRequest
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
+	ev = newEvents()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	// Closed after the result, so that the cleanup's receive returns also
 	// when the test took the result.
-	go func() { done <- c.serve(ctx, ln, quiet); close(done) }()
+	go func() { done <- c.serve(ctx, ln, cfg, slog.New(ev)); close(done) }()
 	t.Cleanup(func() {
 		cancel()
 		select {
@@ -248,18 +256,11 @@ func startServe(t *testing.T, c ServeCmd) (url string, sigterm func(), exited <-
 		}
 	})
 	url = "http://" + ln.Addr().String()
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		if rsp, err := http.Get(url + "/healthz"); err == nil {
-			rsp.Body.Close()
-			if rsp.StatusCode == 200 {
-				break
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the server never became ready")
-		}
+	ev.await(t, 1, "weights loaded", "")
+	if rsp, body := do(t, "GET", url+"/healthz", ""); rsp.StatusCode != 200 {
+		t.Fatalf("healthz %d %q once the weights loaded, want 200", rsp.StatusCode, body)
 	}
-	return url, cancel, done
+	return url, ev, cancel, done
 }
 
 func TestGracefulShutdown(t *testing.T) {
@@ -273,10 +274,11 @@ func TestGracefulShutdown(t *testing.T) {
 		}
 	}
 	const tokenDelay, drainDelay = 50 * time.Millisecond, 400 * time.Millisecond
-	url, sigterm, exited := startServe(t, ServeCmd{
+	started := make(chan struct{}, 3) // the two slow requests and the one during the drain
+	url, ev, sigterm, exited := startServe(t, ServeCmd{
 		ModelDir: dir, ModelName: "fake", TokenDelay: tokenDelay,
 		DrainDelay: drainDelay, ShutdownTimeout: 10 * time.Second,
-	})
+	}, func(*http.Request) { started <- struct{}{} })
 
 	// A slow stream (20 tokens, a second) and a slow plain request.
 	type result struct {
@@ -346,20 +348,22 @@ func TestGracefulShutdown(t *testing.T) {
 		}
 		slowPlain <- result{text: *c.Choices[0].Text, at: time.Now()}
 	}()
+	// Both requests are in the server's hands, and the stream is flowing.
+	for i := range 2 {
+		select {
+		case <-started:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%d of the 2 slow requests reached the server", i)
+		}
+	}
 	<-firstChunk
-	time.Sleep(2 * tokenDelay) // the plain request is in flight too
 	sigtermAt := time.Now()
 	sigterm()
 
 	// While draining: unready, but still answering new requests.
-	for deadline := time.Now().Add(drainDelay / 2); ; time.Sleep(5 * time.Millisecond) {
-		rsp, body := do(t, "GET", url+"/healthz", "")
-		if rsp.StatusCode == 503 && strings.Contains(string(body), "draining") {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("healthz still %d %q after SIGTERM", rsp.StatusCode, body)
-		}
+	ev.await(t, 1, "draining", "")
+	if rsp, body := do(t, "GET", url+"/healthz", ""); rsp.StatusCode != 503 || !strings.Contains(string(body), "draining") {
+		t.Fatalf("healthz %d %q once draining, want 503 draining", rsp.StatusCode, body)
 	}
 	rsp, body := do(t, "POST", url+"/v1/completions", `{"model":"fake","prompt":"during the drain","max_tokens":1}`)
 	if rsp.StatusCode != 200 {
@@ -410,19 +414,21 @@ func TestShutdownTimeoutCutsSlowRequests(t *testing.T) {
 	if len(m.Generate("x", 30).Tokens) < 2 {
 		t.Fatal(`the answer to "x" is too short to be slow; pick another prompt`)
 	}
-	url, sigterm, exited := startServe(t, ServeCmd{
+	started := make(chan struct{}, 1)
+	url, _, sigterm, exited := startServe(t, ServeCmd{
 		ModelDir: dir, ModelName: "fake", TokenDelay: time.Second, ShutdownTimeout: 100 * time.Millisecond,
-	})
-	started := make(chan struct{})
+	}, func(*http.Request) { started <- struct{}{} })
 	go func() {
-		close(started)
 		rsp, err := http.Post(url+"/v1/completions", "application/json", strings.NewReader(`{"model":"fake","prompt":"x","max_tokens":30}`))
 		if err == nil {
 			rsp.Body.Close()
 		}
 	}()
-	<-started
-	time.Sleep(100 * time.Millisecond)
+	select { // the slow request is in flight: 30 tokens, a second each
+	case <-started:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the slow request never reached the server")
+	}
 	sigterm()
 	select {
 	case err := <-exited:

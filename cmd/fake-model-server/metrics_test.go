@@ -1,6 +1,7 @@
 package main
 
 import (
+	"net/http"
 	"strconv"
 	"strings"
 	"sync"
@@ -70,9 +71,17 @@ func TestMetricsCount(t *testing.T) {
 }
 
 // TestRunningCountsInFlightRequests is the gauge an autoscaler reads: it
-// must rise with concurrent slow requests, streams included, and fall back.
+// must rise with concurrent requests, streams included, and fall back. The
+// requests are held in flight, counted, until the gauge has been read.
 func TestRunningCountsInFlightRequests(t *testing.T) {
-	_, ts, _ := newLoaded(t, Config{ModelName: "fake", TokenDelay: 100 * time.Millisecond})
+	started, release := make(chan struct{}, 3), make(chan struct{})
+	_, ts, _ := newLoaded(t, Config{ModelName: "fake", onRequest: func(*http.Request) {
+		started <- struct{}{}
+		<-release
+	}})
+	// Before the server's close, which waits for its requests.
+	releaseAll := sync.OnceFunc(func() { close(release) })
+	t.Cleanup(releaseAll)
 	var wg sync.WaitGroup
 	for _, body := range []string{
 		`{"model":"fake","prompt":"a","max_tokens":10}`,
@@ -81,13 +90,17 @@ func TestRunningCountsInFlightRequests(t *testing.T) {
 	} {
 		wg.Go(func() { do(t, "POST", ts.URL+"/v1/completions", body) })
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for scrape(t, ts.URL)[RunningMetric] != 3 {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s never reached 3 with three slow requests in flight", RunningMetric)
+	for i := range 3 {
+		select {
+		case <-started:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%d of 3 requests reached the server", i)
 		}
-		time.Sleep(10 * time.Millisecond)
 	}
+	if v := scrape(t, ts.URL)[RunningMetric]; v != 3 {
+		t.Errorf("%s = %v with three requests in flight, want 3", RunningMetric, v)
+	}
+	releaseAll()
 	wg.Wait()
 	if v := scrape(t, ts.URL)[RunningMetric]; v != 0 {
 		t.Errorf("%s = %v after the requests finished, want 0", RunningMetric, v)

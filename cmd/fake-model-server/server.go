@@ -51,6 +51,11 @@ type Config struct {
 	// they answer to: a request for that name is answered from them. The
 	// server is ready once the base weights and every adapter loaded.
 	Adapters map[string]string
+
+	// onRequest, when set, is called as a completion or chat request
+	// starts, once it counts in RunningMetric: tests wait on it for a
+	// request to be in flight instead of sleeping. Nil outside tests.
+	onRequest func(*http.Request)
 }
 
 // Server answers the OpenAI-shaped API from a Model. It starts without
@@ -131,6 +136,9 @@ func (s *Server) LoadWeights(ctx context.Context, dir string, delay, retry time.
 			return
 		}
 		s.setUnready(err.Error())
+		// Every attempt at debug level (which the server's own logger
+		// leaves out), so that a test can count retries.
+		s.log.Debug("weights not loaded", "reason", err.Error())
 		if err.Error() != last {
 			s.log.Warn("weights not loaded; retrying", "every", retry, "reason", err.Error())
 			last = err.Error()
@@ -226,6 +234,9 @@ func (s *Server) Handler() http.Handler {
 			if rt.inflight {
 				s.metrics.running.Inc()
 				defer s.metrics.running.Dec()
+				if s.cfg.onRequest != nil {
+					s.cfg.onRequest(r)
+				}
 			}
 			rt.handler(rec, r)
 		}

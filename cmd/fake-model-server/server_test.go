@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -438,27 +437,82 @@ func TestChatPrompt(t *testing.T) {
 	}
 }
 
-// syncBuffer is a log sink the loader goroutine and the test share.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
+// events is a slog.Handler that keeps every record, at every level, so
+// that a test waits for what the server did (a refusal, a retry, a load, a
+// drain) instead of sleeping and hoping it happened.
+type events struct {
+	mu      sync.Mutex
+	records []slog.Record
+	added   chan struct{} // closed and replaced on every record
 }
 
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
+func newEvents() *events { return &events{added: make(chan struct{})} }
+
+func (e *events) Enabled(context.Context, slog.Level) bool { return true }
+func (e *events) WithAttrs([]slog.Attr) slog.Handler       { return e }
+func (e *events) WithGroup(string) slog.Handler            { return e }
+
+func (e *events) Handle(_ context.Context, r slog.Record) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.records = append(e.records, r.Clone())
+	close(e.added)
+	e.added = make(chan struct{})
+	return nil
 }
 
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
+// count is how many records so far have the message msg and, unless
+// reason is empty, a reason attribute containing it.
+func (e *events) count(msg, reason string) int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.countLocked(msg, reason)
+}
+
+func (e *events) countLocked(msg, reason string) int {
+	n := 0
+	for _, r := range e.records {
+		if r.Message != msg {
+			continue
+		}
+		matched := reason == ""
+		r.Attrs(func(a slog.Attr) bool {
+			if a.Key == "reason" && strings.Contains(a.Value.String(), reason) {
+				matched = true
+			}
+			return !matched
+		})
+		if matched {
+			n++
+		}
+	}
+	return n
+}
+
+// await returns once n records match (as count counts them), and fails
+// the test if that takes 10 s: the timeout is for a broken server, not
+// the synchronisation.
+func (e *events) await(t *testing.T, n int, msg, reason string) {
+	t.Helper()
+	timeout := time.After(10 * time.Second)
+	for {
+		e.mu.Lock()
+		got, added := e.countLocked(msg, reason), e.added
+		e.mu.Unlock()
+		if got >= n {
+			return
+		}
+		select {
+		case <-added:
+		case <-timeout:
+			t.Fatalf("waited 10s for %d log records %q (reason %q), got %d", n, msg, reason, got)
+		}
+	}
 }
 
 func TestLoadWeightsWaitsForTheVolume(t *testing.T) {
-	var logs syncBuffer
-	s := NewServer(Config{ModelName: "fake"}, slog.New(slog.NewTextHandler(&logs, nil)))
+	ev := newEvents()
+	s := NewServer(Config{ModelName: "fake"}, slog.New(ev))
 	ts := httptest.NewServer(s.Handler())
 	defer ts.Close()
 	dir := filepath.Join(t.TempDir(), "model")
@@ -467,35 +521,33 @@ func TestLoadWeightsWaitsForTheVolume(t *testing.T) {
 	done := make(chan struct{})
 	go func() { s.LoadWeights(ctx, dir, 0, 5*time.Millisecond); close(done) }()
 
-	waitFor := func(what string, ok func(code int, body string) bool) {
+	// refused waits until the loader has refused n times for reason, then
+	// checks that /healthz says so: the directory does not change while
+	// it looks, so neither does the reason.
+	refused := func(n int, reason string) {
 		t.Helper()
-		deadline := time.Now().Add(5 * time.Second)
-		for {
-			rsp, body := do(t, "GET", ts.URL+"/healthz", "")
-			if ok(rsp.StatusCode, string(body)) {
-				return
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("waiting for %s: healthz still %d %q", what, rsp.StatusCode, body)
-			}
-			time.Sleep(5 * time.Millisecond)
+		ev.await(t, n, "weights not loaded", reason)
+		if rsp, body := do(t, "GET", ts.URL+"/healthz", ""); rsp.StatusCode != 503 || !strings.Contains(string(body), reason) {
+			t.Fatalf("healthz %d %q after the loader refused for %q", rsp.StatusCode, body, reason)
 		}
 	}
-	waitFor("the missing directory", func(c int, b string) bool { return c == 503 && strings.Contains(b, "does not exist") })
+	refused(1, "does not exist")
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	waitFor("the empty directory", func(c int, b string) bool { return c == 503 && strings.Contains(b, "is empty") })
+	refused(1, "is empty")
 	// The weights arrive before the marker, as a puller writes them.
 	if err := (&WeightsCmd{Out: dir, Seed: "demo", Words: 64, Name: "model.markov"}).Run(); err != nil {
 		t.Fatal(err)
 	}
-	waitFor("the missing marker", func(c int, b string) bool { return c == 503 && strings.Contains(b, "no .inferno-complete marker") })
-	time.Sleep(50 * time.Millisecond) // ten more retries with the same reason
+	refused(10, "no .inferno-complete marker") // ten retries with the same reason
 	if err := os.WriteFile(filepath.Join(dir, MarkerFile), []byte("done\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	waitFor("the weights", func(c int, b string) bool { return c == 200 && b == "ok" })
+	ev.await(t, 1, "weights loaded", "")
+	if rsp, body := do(t, "GET", ts.URL+"/healthz", ""); rsp.StatusCode != 200 || string(body) != "ok" {
+		t.Errorf("healthz %d %q once the weights loaded, want 200 ok", rsp.StatusCode, body)
+	}
 	select {
 	case <-done:
 	case <-time.After(5 * time.Second):
@@ -503,31 +555,35 @@ func TestLoadWeightsWaitsForTheVolume(t *testing.T) {
 	}
 
 	// One line per reason, however many retries, and one when loaded.
-	got := logs.String()
-	if n := strings.Count(got, "weights not loaded"); n != 3 {
-		t.Errorf("%d refusal lines, want 3 (one per distinct reason):\n%s", n, got)
+	if n := ev.count("weights not loaded; retrying", ""); n != 3 {
+		t.Errorf("%d refusal lines, want 3 (one per distinct reason)", n)
 	}
-	if n := strings.Count(got, "weights loaded"); n != 1 {
-		t.Errorf("%d loaded lines, want 1:\n%s", n, got)
+	if n := ev.count("weights loaded", ""); n != 1 {
+		t.Errorf("%d loaded lines, want 1", n)
 	}
 }
 
 func TestLoadDelay(t *testing.T) {
 	_, dir := loadSample(t, "demo")
-	s := NewServer(Config{ModelName: "fake"}, quiet)
+	ev := newEvents()
+	s := NewServer(Config{ModelName: "fake"}, slog.New(ev))
 	ts := httptest.NewServer(s.Handler())
 	defer ts.Close()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
+	const delay = 300 * time.Millisecond
 	start := time.Now()
-	go s.LoadWeights(ctx, dir, 200*time.Millisecond, time.Millisecond)
-	if rsp, body := do(t, "GET", ts.URL+"/healthz", ""); rsp.StatusCode != 503 || !strings.Contains(string(body), "--load-delay") {
+	go s.LoadWeights(ctx, dir, delay, time.Millisecond)
+	ev.await(t, 1, "waiting before loading weights", "")
+	rsp, body := do(t, "GET", ts.URL+"/healthz", "")
+	if rsp.StatusCode != 503 || !strings.Contains(string(body), "--load-delay") {
+		if took := time.Since(start); took >= delay {
+			t.Fatalf("healthz was asked %s after the start, after the %s load delay: the test proves nothing", took, delay)
+		}
 		t.Errorf("healthz during the load delay: %d %q, want 503 naming --load-delay", rsp.StatusCode, body)
 	}
-	for s.model.Load() == nil {
-		time.Sleep(5 * time.Millisecond)
-	}
-	if took := time.Since(start); took < 200*time.Millisecond {
-		t.Errorf("loaded after %s, before the 200ms load delay", took)
+	ev.await(t, 1, "weights loaded", "")
+	if took := time.Since(start); took < delay {
+		t.Errorf("loaded after %s, before the %s load delay", took, delay)
 	}
 }

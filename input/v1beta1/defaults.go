@@ -40,167 +40,6 @@ const PullStalledExitCode = int32(75)
 // period, in seconds (input.pullStallSeconds).
 const EnvPullStallSeconds = "PULL_STALL_SECONDS"
 
-// The built-in pull scripts share one shape: skip when the marker exists,
-// download, write the marker last. They are POSIX sh (dash, busybox ash
-// and bash run them alike). The URI reaches them only through environment
-// variables, never spliced into the script, so no URI can inject shell.
-//
-// Every download ends: curl stops a transfer slower than 1 KiB/s for
-// PULL_STALL_SECONDS and retries it; the hf, s3 and gs CLIs get their own
-// timeouts and retries, and a watchdog stops them once TARGET_DIR has not
-// grown for PULL_STALL_SECONDS. A stall exits PullStalledExitCode; the
-// Job's activeDeadlineSeconds bounds the rest.
-const (
-	pullPrologue = `set -eu
-if [ -f "$TARGET_DIR/` + MarkerFile + `" ]; then echo "weights for $MODEL_URI already in $TARGET_DIR"; exit 0; fi
-mkdir -p "$TARGET_DIR"
-stall="${` + EnvPullStallSeconds + `:-300}"
-`
-	pullEpilogue = `
-printf '%s\n' "$MODEL_URI" > "$TARGET_DIR/` + MarkerFile + `"
-echo "pulled $MODEL_URI into $TARGET_DIR"
-`
-	// watchdog runs its arguments and stops them, exiting 75, once
-	// TARGET_DIR has not grown for $stall seconds (the CLIs write their
-	// partial files there, so a download in progress grows it).
-	watchdog = `watch() {
-  "$@" &
-  pid=$!
-  last=-1
-  still=0
-  while kill -0 "$pid" 2>/dev/null; do
-    sleep 2
-    size=$(du -sk "$TARGET_DIR" 2>/dev/null | cut -f1)
-    if [ "$size" != "$last" ]; then last=$size; still=0; else still=$((still + 2)); fi
-    if [ "$still" -ge "$stall" ]; then
-      kill "$pid" 2>/dev/null || true
-      wait "$pid" 2>/dev/null || true
-      echo "stalled: $TARGET_DIR did not grow for ${stall}s; stopped the download of $MODEL_URI" >&2
-      exit 75
-    fi
-  done
-  wait "$pid"
-}
-`
-	// progress reports the download's progress when the Input asks for
-	// it (PROGRESS_PATH set; input.pullProgress): every
-	// $PROGRESS_INTERVAL_SECONDS a background loop measures the bytes
-	// done (progress_bytes: the partial file, or TARGET_DIR's size), reads
-	// the total (progress_total: curl's dumped headers' Content-Length,
-	// or nothing) and merge-patches them into the pull's ConfigMap with
-	// the rate over the last interval and the times, through the API
-	// server with the pod's projected token. The token goes to curl on
-	// its standard input, never on a command line. A report that fails
-	// is logged once and the download goes on: progress is never a
-	// reason to fail a pull. progress_stop sends the last report.
-	progress = `cr=$(printf '\r')
-progress_pid=""
-progress_report() {
-  bytes=$(progress_bytes); total=$(progress_total); now=$(date +%s)
-  case "$bytes" in ''|*[!0-9]*) bytes=0 ;; esac
-  case "$total" in *[!0-9]*) total="" ;; esac
-  rate=0
-  if [ "$now" -gt "$last_t" ] && [ "$bytes" -ge "$last_b" ]; then rate=$(( (bytes - last_b) / (now - last_t) )); fi
-  last_b=$bytes; last_t=$now
-  host="$KUBERNETES_SERVICE_HOST"; case "$host" in *:*) host="[$host]" ;; esac
-  body=$(printf '{"data":{"bytes":"%s","total":"%s","rate":"%s","startedAt":"%s","updatedAt":"%s"}}' "$bytes" "$total" "$rate" "$started" "$(date -u +%Y-%m-%dT%H:%M:%SZ)")
-  if ! err=$(printf 'header = "Authorization: Bearer %s"\n' "$(cat "$sa/token")" | curl --fail --silent --show-error --max-time 10 -K - \
-      --cacert "$sa/ca.crt" -H 'Content-Type: application/merge-patch+json' -X PATCH --data "$body" -o /dev/null \
-      "https://$host:$KUBERNETES_SERVICE_PORT$` + EnvProgressPath + `" 2>&1); then
-    [ -n "$warned" ] || echo "progress: cannot report to $` + EnvProgressPath + ` ($err); the download goes on" >&2
-    warned=1
-  fi
-}
-progress_start() {
-  [ -n "${` + EnvProgressPath + `:-}" ] || return 0
-  if ! command -v curl >/dev/null 2>&1; then echo "progress: no curl in the image; not reporting" >&2; return 0; fi
-  sa=` + ServiceAccountTokenDir + `; every="${` + EnvProgressInterval + `:-5}"; warned=""
-  started=$(date -u +%Y-%m-%dT%H:%M:%SZ); last_t=$(date +%s); last_b=0
-  ( set +e; while :; do sleep "$every"; progress_report; done ) &
-  progress_pid=$!
-}
-progress_stop() {
-  [ -n "$progress_pid" ] || return 0
-  kill "$progress_pid" 2>/dev/null || true
-  wait "$progress_pid" 2>/dev/null || true
-  progress_pid=""
-  set +e; progress_report; set -e
-}
-`
-	// progressDir measures the download as TARGET_DIR's size: the hf, s3
-	// and gs CLIs say no total.
-	progressDir = `progress_bytes() { echo $(( $(du -sk "$TARGET_DIR" 2>/dev/null | cut -f1) * 1024 )); }
-progress_total() { echo ""; }
-`
-	// hf: a read that waits over a minute fails (HF_HUB_DOWNLOAD_TIMEOUT,
-	// HF_HUB_ETAG_TIMEOUT); the CLI has no retry flag, but a rerun resumes
-	// the partial files it keeps under --local-dir.
-	hfScript = pullPrologue + watchdog + progress + progressDir +
-		`export HF_HUB_DOWNLOAD_TIMEOUT="${HF_HUB_DOWNLOAD_TIMEOUT:-60}" HF_HUB_ETAG_TIMEOUT="${HF_HUB_ETAG_TIMEOUT:-60}"
-progress_start
-watch hf download "$MODEL_SOURCE" ${MODEL_REVISION:+--revision "$MODEL_REVISION"} --local-dir "$TARGET_DIR"
-progress_stop` +
-		pullEpilogue
-	// s3: the AWS CLI's standard retry mode with 10 attempts, and a
-	// connect and a read timeout.
-	s3Script = pullPrologue + watchdog + progress + progressDir +
-		`export AWS_RETRY_MODE="${AWS_RETRY_MODE:-standard}" AWS_MAX_ATTEMPTS="${AWS_MAX_ATTEMPTS:-10}"
-progress_start
-watch aws s3 sync --only-show-errors --cli-connect-timeout 30 --cli-read-timeout 60 "s3://$MODEL_SOURCE" "$TARGET_DIR"
-progress_stop` +
-		pullEpilogue
-	// gs: gcloud storage's retries (storage/max_retries) and socket
-	// timeout (core/http_timeout), through their environment variables.
-	gsScript = pullPrologue + watchdog + progress + progressDir +
-		`export CLOUDSDK_STORAGE_MAX_RETRIES="${CLOUDSDK_STORAGE_MAX_RETRIES:-10}" CLOUDSDK_CORE_HTTP_TIMEOUT="${CLOUDSDK_CORE_HTTP_TIMEOUT:-60}"
-if [ -n "${GOOGLE_CREDENTIALS_JSON:-}" ]; then
-  printf '%s' "$GOOGLE_CREDENTIALS_JSON" > "$HOME/key.json"
-  gcloud auth activate-service-account --key-file="$HOME/key.json"
-fi
-progress_start
-watch gcloud storage rsync --recursive "gs://$MODEL_SOURCE" "$TARGET_DIR"
-progress_stop` +
-		pullEpilogue
-	// http(s): curl takes the URI literally (--globoff: no [] or {}
-	// ranges), speaks and follows redirects only over HTTP(S), at most 10
-	// of them, stops a transfer slower than 1 KiB/s for $stall seconds
-	// and retries transient failures (timeouts, refused connections, 5xx)
-	// five times. Every option is in curl 7.88. curl sends the bearer
-	// token only to the URI's host, never to a host it is redirected to.
-	httpScript = pullPrologue + progress +
-		`f="${MODEL_SOURCE##*/}"; f="${f%%\?*}"; [ -n "$f" ] || f=model
-headers="${HOME:-/tmp}/.pull-headers"
-progress_bytes() { set -- $(ls -ln "$TARGET_DIR/.partial" 2>/dev/null); echo "${5:-0}"; }
-progress_total() {
-  t=""
-  [ -f "$headers" ] || { echo ""; return 0; }
-  while IFS= read -r line; do
-    line="${line%"$cr"}"
-    case "$line" in
-      HTTP/*) t="" ;;
-      [Cc][Oo][Nn][Tt][Ee][Nn][Tt]-[Ll][Ee][Nn][Gg][Tt][Hh]:*) t="${line#*:}"; t="${t# }" ;;
-    esac
-  done < "$headers"
-  echo "$t"
-}
-progress_start
-rc=0
-curl --fail --silent --show-error --location --globoff -D "$headers" \
-  --proto =http,https --proto-redir =http,https --max-redirs 10 \
-  --connect-timeout 30 --speed-limit 1024 --speed-time "$stall" \
-  --retry 5 --retry-delay 10 --retry-connrefused \
-  ${BEARER_TOKEN:+-H "Authorization: Bearer $BEARER_TOKEN"} \
-  -o "$TARGET_DIR/.partial" "$MODEL_URI" || rc=$?
-progress_stop
-case "$rc" in
-  0) ;;
-  28) echo "stalled: less than 1 KiB/s for ${stall}s, six times; gave up on $MODEL_URI" >&2; exit 75 ;;
-  *) exit "$rc" ;;
-esac
-mv "$TARGET_DIR/.partial" "$TARGET_DIR/$f"` +
-		pullEpilogue
-)
-
 // BuiltinRuntimes returns the runtime preset of every framework. Images are
 // pinned by tag; platform teams pin by digest through the Input.
 func BuiltinRuntimes() map[string]RuntimePreset {
@@ -293,13 +132,13 @@ func BuiltinRuntimes() map[string]RuntimePreset {
 // BuiltinPullers returns the puller preset of every URI scheme that is
 // downloaded (pvc:// is mounted, not pulled).
 func BuiltinPullers() map[string]PullerPreset {
-	sh := func(script string) []string { return []string{"/bin/sh", "-c", script} }
+	sh := func(file string) []string { return []string{"/bin/sh", "-c", pullScriptText(file)} }
 	return map[string]PullerPreset{
-		"hf":    {Image: "vllm/vllm-openai:v0.11.0", Command: sh(hfScript), TokenEnv: "HF_TOKEN"},
-		"s3":    {Image: "amazon/aws-cli:2.31.13", Command: sh(s3Script)},
-		"gs":    {Image: "gcr.io/google.com/cloudsdktool/google-cloud-cli:542.0.0-slim", Command: sh(gsScript), TokenEnv: "GOOGLE_CREDENTIALS_JSON"},
-		"http":  {Image: "curlimages/curl:8.16.0", Command: sh(httpScript), TokenEnv: "BEARER_TOKEN"},
-		"https": {Image: "curlimages/curl:8.16.0", Command: sh(httpScript), TokenEnv: "BEARER_TOKEN"},
+		"hf":    {Image: "vllm/vllm-openai:v0.11.0", Command: sh("scripts/hf.sh"), TokenEnv: "HF_TOKEN"},
+		"s3":    {Image: "amazon/aws-cli:2.31.13", Command: sh("scripts/s3.sh")},
+		"gs":    {Image: "gcr.io/google.com/cloudsdktool/google-cloud-cli:542.0.0-slim", Command: sh("scripts/gs.sh"), TokenEnv: "GOOGLE_CREDENTIALS_JSON"},
+		"http":  {Image: "curlimages/curl:8.16.0", Command: sh("scripts/http.sh"), TokenEnv: "BEARER_TOKEN"},
+		"https": {Image: "curlimages/curl:8.16.0", Command: sh("scripts/http.sh"), TokenEnv: "BEARER_TOKEN"},
 	}
 }
 

@@ -1,6 +1,7 @@
 package v1beta1
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -20,17 +21,52 @@ import (
 // (Debian, Ubuntu), busybox ash (Alpine, the curl image) and bash.
 var shells = [][]string{{"dash"}, {"busybox", "sh"}, {"bash", "--posix"}}
 
-// availableShells are the shells of this machine, at least one.
+// install says how to get each prerequisite of the pull-script tests on
+// Debian, as .ci/run does.
+var install = map[string]string{
+	"dash":       "apt-get install -y dash",
+	"busybox":    "apt-get install -y busybox-static",
+	"bash":       "apt-get install -y bash",
+	"curl":       "apt-get install -y curl",
+	"127.0.0.2":  "on Linux every 127.0.0.0/8 address is the loopback; elsewhere add an alias, e.g. `ifconfig lo0 alias 127.0.0.2` on macOS",
+	"a POSIX sh": "apt-get install -y dash",
+}
+
+// missing reports a prerequisite of the pull-script tests that this
+// machine lacks. Outside CI the test is skipped; with CI=true it fails, so
+// that a CI run cannot go green without having run the scripts.
+func missing(t *testing.T, what string, err error) {
+	t.Helper()
+	if os.Getenv("CI") == "true" {
+		t.Fatalf("%s is missing (%v) and CI=true: the pull-script tests must run in CI. Install it: %s", what, err, install[what])
+	}
+	t.Skipf("%s is missing (%v); skipped (with CI=true this fails). Install it: %s", what, err, install[what])
+}
+
+// needCurl fails or skips the test (see missing) when there is no curl.
+func needCurl(t *testing.T) {
+	t.Helper()
+	if _, err := exec.LookPath("curl"); err != nil {
+		missing(t, "curl", err)
+	}
+}
+
+// availableShells are the shells of this machine, at least one. In CI
+// (CI=true) every one of shells must be there.
 func availableShells(t *testing.T) [][]string {
 	t.Helper()
 	var out [][]string
 	for _, sh := range shells {
-		if _, err := exec.LookPath(sh[0]); err == nil {
+		_, err := exec.LookPath(sh[0])
+		switch {
+		case err == nil:
 			out = append(out, sh)
+		case os.Getenv("CI") == "true":
+			missing(t, sh[0], err)
 		}
 	}
 	if len(out) == 0 {
-		t.Skip("no POSIX shell on this machine")
+		missing(t, "a POSIX sh", errors.New("none of dash, busybox, bash on PATH"))
 	}
 	return out
 }
@@ -94,9 +130,7 @@ func pullEnv(t *testing.T, sh []string, scheme, uri string, extra ...string) (in
 // no redirect to another protocol, and sends the bearer token to the URI's
 // host only.
 func TestHTTPPullerForReal(t *testing.T) {
-	if _, err := exec.LookPath("curl"); err != nil {
-		t.Skip("no curl on this machine")
-	}
+	needCurl(t)
 	var mu sync.Mutex
 	var seen []string
 	record := func(r *http.Request) {
@@ -107,7 +141,7 @@ func TestHTTPPullerForReal(t *testing.T) {
 	// other is a second host (127.0.0.2) that redirects land on.
 	otherLn, err := net.Listen("tcp", "127.0.0.2:0")
 	if err != nil {
-		t.Skipf("no 127.0.0.2 on this machine: %v", err)
+		missing(t, "127.0.0.2", err)
 	}
 	other := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		record(r)

@@ -146,34 +146,44 @@ type deploymentRecorder struct {
 
 func recordDeployments(ctx context.Context, t *testing.T, ns, claim string) *deploymentRecorder {
 	t.Helper()
-	w, err := env.admin.Typed.AppsV1().Deployments(ns).Watch(ctx, metav1.ListOptions{LabelSelector: instanceLabel + "=" + claim})
+	r := &deploymentRecorder{}
+	record := func(d *appsv1.Deployment, deleted bool) {
+		st := deploymentState{At: time.Now(), Name: d.Name, Deleted: deleted,
+			Generation: d.Generation, ObservedGeneration: d.Status.ObservedGeneration,
+			Replicas: d.Status.Replicas, Ready: d.Status.ReadyReplicas, Updated: d.Status.UpdatedReplicas, Wanted: 1}
+		if d.Spec.Replicas != nil {
+			st.Wanted = *d.Spec.Replicas
+		}
+		if st.Deleted {
+			st.Ready = 0
+		}
+		r.mu.Lock()
+		r.events = append(r.events, st)
+		r.mu.Unlock()
+	}
+	// List, then watch from the list's resourceVersion: the recorder has
+	// the current state when it returns, and misses no change after it.
+	opts := metav1.ListOptions{LabelSelector: instanceLabel + "=" + claim}
+	l, err := env.admin.Typed.AppsV1().Deployments(ns).List(ctx, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range l.Items {
+		record(&l.Items[i], false)
+	}
+	opts.ResourceVersion = l.ResourceVersion
+	w, err := env.admin.Typed.AppsV1().Deployments(ns).Watch(ctx, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(w.Stop)
-	r := &deploymentRecorder{}
 	go func() {
 		for ev := range w.ResultChan() {
-			d, ok := ev.Object.(*appsv1.Deployment)
-			if !ok {
-				continue
+			if d, ok := ev.Object.(*appsv1.Deployment); ok {
+				record(d, ev.Type == watch.Deleted)
 			}
-			st := deploymentState{At: time.Now(), Name: d.Name, Deleted: ev.Type == watch.Deleted,
-				Generation: d.Generation, ObservedGeneration: d.Status.ObservedGeneration,
-				Replicas: d.Status.Replicas, Ready: d.Status.ReadyReplicas, Updated: d.Status.UpdatedReplicas, Wanted: 1}
-			if d.Spec.Replicas != nil {
-				st.Wanted = *d.Spec.Replicas
-			}
-			if st.Deleted {
-				st.Ready = 0
-			}
-			r.mu.Lock()
-			r.events = append(r.events, st)
-			r.mu.Unlock()
 		}
 	}()
-	// The watch's initial ADDED events carry the current state.
-	time.Sleep(500 * time.Millisecond)
 	return r
 }
 

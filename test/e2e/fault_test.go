@@ -67,7 +67,27 @@ func (s *infernoSuite) fault(t *testing.T) {
 		t.Fatalf("all %d claims were Ready when the function was killed: the fault hit no reconcile in progress", ready)
 	}
 	sc.note("function killed with %d of %d pull Jobs created and %d of %d claims Ready", len(jobs.Items), len(names), ready, len(names))
-	time.Sleep(5 * time.Second) // Crossplane's calls fail and it backs off
+	// The function stays down until Crossplane has called it and failed,
+	// which a composite's Synced condition says; Crossplane then backs off
+	// and calls again once the function is back.
+	var refused string
+	waitFor(ctx, t, 2*time.Minute, "a composite in "+ns+" Synced=False from a failed function call", func(ctx context.Context) (bool, string, error) {
+		xrs, err := env.admin.List(ctx, xrGVK, "", "crossplane.io/claim-namespace="+ns)
+		if err != nil {
+			return false, "", err
+		}
+		var states []string
+		for i := range xrs {
+			st, _, msg := kube.Condition(&xrs[i], "Synced")
+			if st == "False" && strings.Contains(msg, "cannot run Composition pipeline step") {
+				refused = msg
+				return true, "", nil
+			}
+			states = append(states, xrs[i].GetName()+": "+kube.ConditionsSummary(&xrs[i]))
+		}
+		return false, strings.Join(states, "; "), nil
+	})
+	sc.note("Crossplane's call failed %.1fs after the kill: %q", time.Since(down).Seconds(), truncate(refused, 140))
 	if err := runner.Start(ctx); err != nil {
 		t.Fatalf("restart function: %v", err)
 	}

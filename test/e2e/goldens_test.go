@@ -25,8 +25,11 @@ type goldenObject struct {
 
 // goldenObjects reads the desired objects of a golden render of fn (a
 // fn/testdata/golden file: the function's exact output for an example at
-// one stage), in composition resource name order, moved to namespace ns
-// (a RoleBinding's subjects too) and without status, which no apply sets.
+// one stage, but for a pull script's text, which stands there as a token
+// such as <<script scripts/hf.sh sha256:…>>, a string the API server takes
+// as it takes the script), in composition resource name order, moved to
+// namespace ns (a RoleBinding's subjects too) and without status, which
+// no apply sets.
 func goldenObjects(t *testing.T, file, ns string) []goldenObject {
 	t.Helper()
 	path := filepath.Join(repoRoot(), "fn", "testdata", "golden", file)

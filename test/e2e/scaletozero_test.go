@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -494,6 +495,27 @@ func (s *infernoSuite) scaleToZeroLive(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Every version of the Deployment from here on, from a watch: a revert
+	// of KEDA's 0 that KEDA undid at its next poll shows there too.
+	replicaWatch, err := env.admin.Typed.AppsV1().Deployments(ns).Watch(ctx, metav1.ListOptions{
+		FieldSelector: "metadata.name=" + name, ResourceVersion: d0.ResourceVersion,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var (
+		replicasMu   sync.Mutex
+		replicasSeen []string // every spec.replicas other than 0
+	)
+	go func() {
+		for ev := range replicaWatch.ResultChan() {
+			if d, ok := ev.Object.(*appsv1.Deployment); ok && (d.Spec.Replicas == nil || *d.Spec.Replicas != 0) {
+				replicasMu.Lock()
+				replicasSeen = append(replicasSeen, fmt.Sprintf("generation %d: %v", d.Generation, d.Spec.Replicas))
+				replicasMu.Unlock()
+			}
+		}
+	}()
 	setField(claim, "320Mi", "spec", "resources", "memory")
 	applyClaim(ctx, t, claim)
 	waitFor(ctx, t, time.Minute, "the Deployment re-applied with the new memory", func(ctx context.Context) (bool, string, error) {
@@ -504,10 +526,22 @@ func (s *infernoSuite) scaleToZeroLive(t *testing.T) {
 		mem := d.Spec.Template.Spec.Containers[0].Resources.Requests.Memory().String()
 		return d.Generation > d0.Generation && mem == "320Mi", fmt.Sprintf("generation %d, memory %s", d.Generation, mem), nil
 	})
-	time.Sleep(5 * time.Second) // two more of KEDA's polls
+	// Two more of KEDA's polls: KEDA has looked at the re-applied
+	// Deployment and left it at 0.
+	polls := prom.asked(query)
+	waitFor(ctx, t, time.Minute, "two more of KEDA's polls", func(context.Context) (bool, string, error) {
+		n := prom.asked(query) - polls
+		return n >= 2, fmt.Sprintf("%d polls", n), nil
+	})
 	if d, err := env.admin.Typed.AppsV1().Deployments(ns).Get(ctx, name, metav1.GetOptions{}); err != nil || d.Spec.Replicas == nil || *d.Spec.Replicas != 0 {
 		t.Errorf("after the claim changed at zero the Deployment asks for %v servers (%v); KEDA's 0 was reverted", d.Spec.Replicas, err)
 	}
+	replicaWatch.Stop()
+	replicasMu.Lock()
+	if len(replicasSeen) > 0 {
+		t.Errorf("after the claim changed at zero the Deployment asked for servers at times (%s); KEDA's 0 was reverted", strings.Join(replicasSeen, ", "))
+	}
+	replicasMu.Unlock()
 	waitPhase(ctx, t, ns, name, "Idle", "True")
 	sc.note("claim changed at zero: Deployment re-applied, replicas still 0, Idle")
 
