@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/yaml"
 )
 
@@ -39,36 +40,9 @@ func TestRBACCoversEveryComposedKind(t *testing.T) {
 		return false
 	}
 
-	goldens, err := filepath.Glob("testdata/golden/*.yaml")
-	if err != nil || len(goldens) == 0 {
-		t.Fatalf("no goldens: %v", err)
-	}
 	kinds := map[string]string{} // group/resource → a golden that renders it
-	for _, g := range goldens {
-		b, err := os.ReadFile(g)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var golden struct {
-			Desired struct {
-				Resources map[string]struct {
-					Resource struct {
-						APIVersion string `json:"apiVersion"`
-						Kind       string `json:"kind"`
-					} `json:"resource"`
-				} `json:"resources"`
-			} `json:"desired"`
-		}
-		if err := yaml.Unmarshal(b, &golden); err != nil {
-			t.Fatalf("%s: %v", g, err)
-		}
-		for _, r := range golden.Desired.Resources {
-			group := ""
-			if i := strings.Index(r.Resource.APIVersion, "/"); i > 0 {
-				group = r.Resource.APIVersion[:i]
-			}
-			kinds[group+"/"+plural(r.Resource.Kind)] = filepath.Base(g)
-		}
+	for gvk, golden := range goldenKinds(t) {
+		kinds[gvk.Group+"/"+plural(gvk.Kind)] = golden
 	}
 	if len(kinds) < 10 {
 		t.Fatalf("only %d kinds in the goldens: %v", len(kinds), kinds)
@@ -91,4 +65,38 @@ func plural(kind string) string {
 		return strings.TrimSuffix(k, "y") + "ies"
 	}
 	return k + "s"
+}
+
+// goldenKinds are the kinds of every golden render (every example at every
+// stage), each with a golden that renders it.
+func goldenKinds(t *testing.T) map[schema.GroupVersionKind]string {
+	t.Helper()
+	goldens, err := filepath.Glob("testdata/golden/*.yaml")
+	if err != nil || len(goldens) == 0 {
+		t.Fatalf("no goldens: %v", err)
+	}
+	kinds := map[schema.GroupVersionKind]string{}
+	for _, g := range goldens {
+		b, err := os.ReadFile(g)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var golden struct {
+			Desired struct {
+				Resources map[string]struct {
+					Resource struct {
+						APIVersion string `json:"apiVersion"`
+						Kind       string `json:"kind"`
+					} `json:"resource"`
+				} `json:"resources"`
+			} `json:"desired"`
+		}
+		if err := yaml.Unmarshal(b, &golden); err != nil {
+			t.Fatalf("%s: %v", g, err)
+		}
+		for _, r := range golden.Desired.Resources {
+			kinds[schema.FromAPIVersionAndKind(r.Resource.APIVersion, r.Resource.Kind)] = filepath.Base(g)
+		}
+	}
+	return kinds
 }
