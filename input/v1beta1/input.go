@@ -108,8 +108,11 @@ type Input struct {
 
 	// NetworkPolicy, when enabled, gives every InferenceService and
 	// ModelCache NetworkPolicies: the servers accept traffic only from
-	// their own namespace, the Gateway's and a metrics namespace; pull pods
-	// accept none. Enforcing them needs a CNI that implements
+	// their own namespace, the Gateway's and a metrics namespace (and
+	// KEDA's, for a claim that scales to zero through its HTTP add-on); an
+	// endpoint picker only from the Gateway's namespace on its ext-proc
+	// port and the metrics namespace on its metrics port; pull pods accept
+	// none. Enforcing them needs a CNI that implements
 	// NetworkPolicy.
 	// +optional
 	NetworkPolicy *NetworkPolicySettings `json:"networkPolicy,omitempty"`
@@ -249,9 +252,22 @@ type NetworkPolicySettings struct {
 	GatewayNamespace string `json:"gatewayNamespace,omitempty"`
 
 	// MetricsNamespace is where the metrics scraper (Prometheus) runs.
+	// The servers admit it on every port. Required when the servers are
+	// scraped (input.monitoring.podMonitor, or a claim that scales to zero
+	// with input.keda): such claims are refused without it rather than
+	// admit a guessed namespace, which whoever may create a namespace of
+	// that name could use, or leave Prometheus (and KEDA) blind.
 	// +optional
 	// +kubebuilder:validation:MaxLength=63
 	MetricsNamespace string `json:"metricsNamespace,omitempty"`
+
+	// KEDANamespace is where KEDA's HTTP add-on runs. Its interceptor
+	// forwards the requests of a claim that scales to zero through the
+	// add-on (input.keda.httpAddOn) to the claim's servers, which admit it
+	// only then. Defaults to keda, the add-on chart's namespace.
+	// +optional
+	// +kubebuilder:validation:MaxLength=63
+	KEDANamespace string `json:"kedaNamespace,omitempty"`
 }
 
 // ServiceAccountSettings name the ServiceAccount of the model servers.

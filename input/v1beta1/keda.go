@@ -94,6 +94,8 @@ const (
 	DefaultKEDAFallbackFailureThreshold int32 = 3
 	DefaultKEDAFallbackReplicas         int32 = 1
 	DefaultKEDAHTTPScalerAddress              = "keda-add-ons-http-external-scaler.keda:9090"
+	// DefaultKEDANamespace is input.networkPolicy.kedaNamespace's default.
+	DefaultKEDANamespace = "keda"
 )
 
 // ScaleToZero returns the Input's KEDA settings with their defaults, and

@@ -2,6 +2,7 @@ package plan
 
 import (
 	"github.com/inferno-ai/function-inferno/internal/render"
+	"github.com/inferno-ai/function-inferno/internal/resolve"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
 )
@@ -24,6 +25,11 @@ func (p *Plan) Resources() ([]render.Resource, []string) {
 	}
 	for _, a := range p.Adapters {
 		add(a.Job.Resource, a.Job.Job, a.observed)
+		if s.Progress != nil {
+			// The adapter's pull Job runs under its own progress
+			// ServiceAccount (render.PullJob), as the model's does.
+			out = append(out, progressResources(s, &resolve.Version{Model: a.Model, Puller: a.Puller}, o)...)
+		}
 	}
 	for _, vp := range p.Versions {
 		out = append(out, vp.Source.Resources()...)
@@ -86,6 +92,9 @@ func (p *Plan) Resources() ([]render.Resource, []string) {
 			add(render.ResourceNetworkPolicyPull, render.PullPolicy(s), o.Observed(render.ResourceNetworkPolicyPull))
 		}
 		add(render.ResourceNetworkPolicy, render.ServerPolicy(s), o.Observed(render.ResourceNetworkPolicy))
+		if p.Pool != nil {
+			add(render.ResourceNetworkPolicyPicker, render.PickerPolicy(s), o.Observed(render.ResourceNetworkPolicyPicker))
+		}
 	}
 	if s.PodMonitor != nil {
 		add(render.ResourcePodMonitor, render.PodMonitor(s), o.Observed(render.ResourcePodMonitor))

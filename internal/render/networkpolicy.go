@@ -1,16 +1,23 @@
 package render
 
 import (
+	"slices"
+
 	"github.com/inferno-ai/function-inferno/internal/resolve"
+	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
 )
 
 // Composition resource names of the NetworkPolicies.
 const (
 	ResourceNetworkPolicy     = "network-policy"
 	ResourceNetworkPolicyPull = "network-policy-pull"
+	// ResourceNetworkPolicyPicker is the endpoint picker's.
+	ResourceNetworkPolicyPicker = "network-policy-picker"
 )
 
 // LabelNamespaceName is the label Kubernetes puts on every namespace with
@@ -36,8 +43,15 @@ func pullPolicyName(s *resolve.Spec) string {
 // and the metrics namespace. Egress is left alone. Kubelet probes come
 // from the node, which NetworkPolicy implementations let through.
 func ServerPolicy(s *resolve.Spec) *networkingv1.NetworkPolicy {
-	from := make([]networkingv1.NetworkPolicyPeer, len(s.NetworkPolicy.From))
-	for i, ns := range s.NetworkPolicy.From {
+	namespaces := s.NetworkPolicy.From
+	// KEDA's HTTP interceptor forwards the requests of a claim that scales
+	// to zero through it.
+	if ic := s.NetworkPolicy.Interceptor; ic != "" && s.Autoscaling != nil && s.Autoscaling.ScaleToZero != nil &&
+		s.Autoscaling.ScaleToZero.HTTPScaler != "" && !slices.Contains(namespaces, ic) {
+		namespaces = append(namespaces[:len(namespaces):len(namespaces)], ic)
+	}
+	from := make([]networkingv1.NetworkPolicyPeer, len(namespaces))
+	for i, ns := range namespaces {
 		// A namespace selector even for the claim's own: an empty pod
 		// selector would be an empty object, which server-side apply drops.
 		from[i] = networkingv1.NetworkPolicyPeer{NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{LabelNamespaceName: ns}}}
@@ -77,3 +91,35 @@ func PullPolicy(s *resolve.Spec) *networkingv1.NetworkPolicy {
 //  1. it exists (the API server accepted it; whether it is enforced is
 //     the CNI's, which reports nothing).
 func NetworkPolicyReady(observed runtime.Object) bool { return Exists(observed) }
+
+// PickerPolicy builds the NetworkPolicy of the claim's endpoint picker: the
+// Gateway's data plane calls its ext-proc port, the metrics namespace
+// scrapes its metrics port, and nothing else reaches it (its health port
+// is the kubelet's, from the node). It calls the servers, whose policy
+// admits the claim's own namespace.
+func PickerPolicy(s *resolve.Spec) *networkingv1.NetworkPolicy {
+	peer := func(ns string) []networkingv1.NetworkPolicyPeer {
+		return []networkingv1.NetworkPolicyPeer{{NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{LabelNamespaceName: ns}}}}
+	}
+	port := func(n int32) []networkingv1.NetworkPolicyPort {
+		p := intstr.FromInt32(n)
+		return []networkingv1.NetworkPolicyPort{{Protocol: ptr.To(corev1.ProtocolTCP), Port: &p}}
+	}
+	gw := s.NetworkPolicy.Gateway
+	if gw == "" {
+		gw = s.Gateway.Namespace
+	}
+	rules := []networkingv1.NetworkPolicyIngressRule{{From: peer(gw), Ports: port(int32(pickerGRPCPort))}}
+	if m := s.NetworkPolicy.Metrics; m != "" {
+		rules = append(rules, networkingv1.NetworkPolicyIngressRule{From: peer(m), Ports: port(pickerMetrics)})
+	}
+	return &networkingv1.NetworkPolicy{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "networking.k8s.io/v1", Kind: "NetworkPolicy"},
+		ObjectMeta: pickerMeta(s),
+		Spec: networkingv1.NetworkPolicySpec{
+			PodSelector: metav1.LabelSelector{MatchLabels: pickerSelector(s)},
+			PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeIngress},
+			Ingress:     rules,
+		},
+	}
+}

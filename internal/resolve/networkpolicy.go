@@ -13,6 +13,15 @@ type networkPolicy struct {
 	// From are the namespaces the servers accept traffic from, the claim's
 	// own first, without repeats.
 	From []string
+	// Interceptor is the namespace of KEDA's HTTP add-on, whose
+	// interceptor the servers of a claim that scales to zero through it
+	// also accept; empty without the add-on.
+	Interceptor string
+	// Gateway and Metrics are the Gateway's data plane's namespace and
+	// the metrics namespace as the Input names them (empty for none): the
+	// endpoint picker accepts the one on its ext-proc port, the other on
+	// its metrics port.
+	Gateway, Metrics string
 }
 
 // resolveNetworkPolicy reads input.networkPolicy; nil when it is off.
@@ -36,10 +45,19 @@ func resolveNetworkPolicy(namespace string, in *v1beta1.Input, errs *FieldErrors
 			errs.Add("input.networkPolicy.metricsNamespace", "%q is not a namespace name: %s", np.MetricsNamespace, m)
 		}
 	}
-	out := &networkPolicy{From: []string{namespace}}
+	out := &networkPolicy{From: []string{namespace}, Gateway: gw, Metrics: np.MetricsNamespace}
 	for _, ns := range []string{gw, np.MetricsNamespace} {
 		if ns != "" && !slices.Contains(out.From, ns) {
 			out.From = append(out.From, ns)
+		}
+	}
+	if k, ok := in.ScaleToZero(); ok && k.HTTPAddOn != nil {
+		out.Interceptor = np.KEDANamespace
+		if out.Interceptor == "" {
+			out.Interceptor = v1beta1.DefaultKEDANamespace
+		}
+		for _, m := range validation.IsDNS1123Label(out.Interceptor) {
+			errs.Add("input.networkPolicy.kedaNamespace", "%q is not a namespace name: %s", out.Interceptor, m)
 		}
 	}
 	return out
