@@ -10,6 +10,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/inferno-ai/function-inferno/test/e2e/kube"
 )
@@ -69,9 +70,27 @@ func (s *infernoSuite) fault(t *testing.T) {
 	sc.note("function killed with %d of %d pull Jobs created and %d of %d claims Ready", len(jobs.Items), len(names), ready, len(names))
 	// The function stays down until Crossplane has called it and failed,
 	// which a composite's Synced condition says; Crossplane then backs off
-	// and calls again once the function is back.
+	// and calls again once the function is back. Crossplane calls on an
+	// event or its poll, so the test makes the event: it touches each
+	// composite. Whatever the wait finds, the function is restarted
+	// before anything can fail, or every later scenario would run without
+	// it (as one run did, when this wait failed first).
+	composites, err := env.admin.List(ctx, xrGVK, "", "crossplane.io/claim-namespace="+ns)
+	if err != nil {
+		t.Error(err)
+	}
+	if ri, err := env.admin.Resource(xrGVK, ""); err != nil {
+		t.Error(err)
+	} else {
+		poke := fmt.Sprintf(`{"metadata":{"annotations":{"e2e.inferno.io/poke":%q}}}`, down.Format(time.RFC3339Nano))
+		for i := range composites {
+			if _, err := ri.Patch(ctx, composites[i].GetName(), types.MergePatchType, []byte(poke), metav1.PatchOptions{}); err != nil {
+				t.Errorf("touch composite %s: %v", composites[i].GetName(), err)
+			}
+		}
+	}
 	var refused string
-	waitFor(ctx, t, 2*time.Minute, "a composite in "+ns+" Synced=False from a failed function call", func(ctx context.Context) (bool, string, error) {
+	failedCall := kube.Eventually(ctx, 90*time.Second, 200*time.Millisecond, "a composite in "+ns+" Synced=False from a failed function call", func(ctx context.Context) (bool, string, error) {
 		xrs, err := env.admin.List(ctx, xrGVK, "", "crossplane.io/claim-namespace="+ns)
 		if err != nil {
 			return false, "", err
@@ -87,10 +106,13 @@ func (s *infernoSuite) fault(t *testing.T) {
 		}
 		return false, strings.Join(states, "; "), nil
 	})
-	sc.note("Crossplane's call failed %.1fs after the kill: %q", time.Since(down).Seconds(), truncate(refused, 140))
 	if err := runner.Start(ctx); err != nil {
 		t.Fatalf("restart function: %v", err)
 	}
+	if failedCall != nil {
+		t.Fatalf("the function was down, but Crossplane reported no failed call: %v", failedCall)
+	}
+	sc.note("Crossplane's call failed %.1fs after the kill: %q", time.Since(down).Seconds(), truncate(refused, 140))
 	sc.note("function down %.1fs", time.Since(down).Seconds())
 	waitClaimsReady(ctx, t, ns, names, 3*time.Minute)
 	sc.note("all %d Ready %.1fs after apply", len(names), time.Since(start).Seconds())
