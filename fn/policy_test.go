@@ -69,6 +69,18 @@ func TestSourceAllowed(t *testing.T) {
 		"PortListed":         {uri: "https://eu.models.internal:8443/m.gguf", entries: []string{"https://*.models.internal:8443"}, want: true},
 		"ExactHostPort":      {uri: "http://mirror:8080/m.gguf", entries: []string{"http://mirror:8080"}, want: true},
 		"ExactHostOtherPort": {uri: "http://mirror:9090/m.gguf", entries: []string{"http://mirror:8080"}},
+		// Hosts compared as hosts: case, a trailing dot and the default
+		// port never change which host matches; query and fragment end it.
+		"HostCase":          {uri: "https://EU.Models.Internal/m.gguf", entries: []string{"https://*.models.internal"}, want: true},
+		"HostTrailingDot":   {uri: "https://eu.models.internal./m.gguf", entries: []string{"https://*.models.internal"}, want: true},
+		"DefaultPort":       {uri: "https://eu.models.internal:443/m.gguf", entries: []string{"https://*.models.internal"}, want: true},
+		"DefaultPortListed": {uri: "http://mirror/m.gguf", entries: []string{"http://mirror:80"}, want: true},
+		"EntryCase":         {uri: "https://eu.models.internal/m.gguf", entries: []string{"https://*.Models.Internal."}, want: true},
+		"QueryEndsHost":     {uri: "https://evil.com?.models.internal/m.gguf", entries: []string{"https://*.models.internal"}},
+		"FragmentEndsHost":  {uri: "https://evil.com#.models.internal/m.gguf", entries: []string{"https://*.models.internal"}},
+		"IPNotWildcard":     {uri: "http://10.0.0.1/m.gguf", entries: []string{"http://*.0.0.1"}},
+		"IPSpelling":        {uri: "http://[0:0::1]:8080/m.gguf", entries: []string{"http://[::1]:8080"}, want: true},
+		"OrganisationCase":  {uri: "hf://Meta-Llama/x", entries: []string{"hf://meta-llama"}, want: true},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

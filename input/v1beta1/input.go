@@ -207,8 +207,14 @@ type Policy struct {
 	// "<scheme>://<authority>": the organisation of hf://, the bucket of
 	// s3:// and gs://, host[:port] of http(s):// and of the registry of
 	// oci://. "*" allows every authority of a scheme (hf://*); "*." a
-	// host's subdomains (https://*.models.internal). The http(s) pullers follow redirects,
-	// which may leave the listed host (they never take credentials along).
+	// host's subdomains (https://*.models.internal). Hosts are compared as
+	// hosts: a URI is parsed as a URL (RFC 3986), case, a trailing dot and
+	// the default port (http 80, https and oci 443) never change which
+	// entry matches, IP addresses compare as addresses and never match a
+	// wildcard, and a URI whose host is ambiguous (user@host, '%' or
+	// non-ASCII in the host, IPv4 in hex or octal) is refused. The http(s)
+	// pullers follow redirects, which may leave the listed host (they never
+	// take credentials along).
 	// +optional
 	// +kubebuilder:validation:MaxItems=128
 	// +kubebuilder:validation:items:MaxLength=300
@@ -225,8 +231,9 @@ type Policy struct {
 	// +optional
 	AllowPVCURIs *bool `json:"allowPVCURIs,omitempty"`
 
-	// PlainHTTPCredentialHosts lists the hosts (host[:port]) to which pull
-	// Jobs may send credentials over plain http://. Every other http://
+	// PlainHTTPCredentialHosts lists the hosts (host[:port], compared as
+	// allowedURIHosts' are) to which pull Jobs may send credentials over
+	// plain http://. Every other http://
 	// source with credentials is refused: they would cross the network in
 	// clear text.
 	// +optional
