@@ -465,6 +465,53 @@ func TestBadInput(t *testing.T) {
 		fix   string
 		taken map[string]map[string]any
 	}{xr: adapters(ad("sql", "https://a.allowed.test@evil.test/sql.safetensors")), input: hosts, field: "spec.adapters[0].uri", fix: "put them in a Secret and set spec.adapters[0].credentialsSecretRef"}
+	// Server overrides under policy: variables that would turn hub access
+	// or run-time adapter loading back on are refused by name, whatever
+	// the policy; input.policy.deniedServeArgs (by default
+	// --trust-remote-code) in every spelling a runtime reads.
+	for name, v := range map[string]string{
+		"HubOffline": "HF_HUB_OFFLINE", "TransformersOffline": "TRANSFORMERS_OFFLINE", "HubEndpoint": "HF_ENDPOINT",
+		"HubToken": "HF_TOKEN", "ModelScope": "VLLM_USE_MODELSCOPE", "RuntimeLoRA": "VLLM_ALLOW_RUNTIME_LORA_UPDATING",
+		"LoRAResolver": "VLLM_PLUGINS", "OllamaStore": "OLLAMA_MODELS",
+	} {
+		cases["ServeEnv"+name] = struct {
+			xr    func(map[string]any)
+			input map[string]any
+			field string
+			fix   string
+			taken map[string]map[string]any
+		}{xr: set(map[string]any{"env": []any{map[string]any{"name": "LOG_LEVEL", "value": "debug"}, map[string]any{"name": v, "value": "0"}}}, "spec", "serve"), field: "spec.serve.env[1].name", fix: "sets it in its runtime preset, input.runtimes.<framework>.env"}
+	}
+	serveArgs := func(args ...any) func(map[string]any) { return set(map[string]any{"args": args}, "spec", "serve") }
+	somePolicy := policy(map[string]any{"maxReplicas": 8})
+	for name, tc := range map[string]struct {
+		xr    func(map[string]any)
+		input map[string]any
+		field string
+	}{
+		"TrustRemoteCode":           {xr: serveArgs("--model=$(MODEL_DIR)", "--trust-remote-code"), input: somePolicy, field: "spec.serve.args[1]"},
+		"TrustRemoteCodeValue":      {xr: serveArgs("--trust-remote-code=true"), input: somePolicy, field: "spec.serve.args[0]"},
+		"TrustRemoteCodeUnderscore": {xr: serveArgs("--port=$(PORT)", "--trust_remote_code"), input: somePolicy, field: "spec.serve.args[1]"},
+		"TrustRemoteCodeAbbrev":     {xr: serveArgs("--trust-remote"), input: somePolicy, field: "spec.serve.args[0]"},
+		"TrustRemoteCodeInScript":   {xr: serveArgs("exec vllm serve \"$MODEL_DIR\" --trust-remote-code"), input: somePolicy, field: "spec.serve.args[0]"},
+		"Listed":                    {xr: serveArgs("--model=$(MODEL_DIR)", "--enable-lora"), input: policy(map[string]any{"deniedServeArgs": []any{"--enable-lora"}}), field: "spec.serve.args[1]"},
+		"Every":                     {xr: serveArgs("--model=$(MODEL_DIR)"), input: policy(map[string]any{"deniedServeArgs": []any{"*"}}), field: "spec.serve.args[0]"},
+	} {
+		policyCases["PolicyServeArg"+name] = struct {
+			xr    func(map[string]any)
+			input map[string]any
+			field string
+			fix   string
+			taken map[string]map[string]any
+		}{xr: tc.xr, input: tc.input, field: tc.field, fix: "which the platform does not allow (input.policy.deniedServeArgs: "}
+	}
+	cases["InputDeniedServeArgNotAFlag"] = struct {
+		xr    func(map[string]any)
+		input map[string]any
+		field string
+		fix   string
+		taken map[string]map[string]any
+	}{input: policy(map[string]any{"deniedServeArgs": []any{"trust-remote-code"}}), field: "input.policy.deniedServeArgs[0]", fix: "list flags such as --trust-remote-code"}
 	for name, tc := range policyCases {
 		cases[name] = tc
 	}

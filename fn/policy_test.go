@@ -97,6 +97,36 @@ func TestSourceAllowed(t *testing.T) {
 	}
 }
 
+// TestDeniedArg: a denied flag is found in each spelling a runtime reads,
+// and nothing else is.
+func TestDeniedArg(t *testing.T) {
+	trust := []string{"--trust-remote-code"}
+	cases := map[string]struct {
+		arg    string
+		denied []string
+		want   bool
+	}{
+		"Flag":          {arg: "--trust-remote-code", denied: trust, want: true},
+		"Value":         {arg: "--trust-remote-code=True", denied: trust, want: true},
+		"Underscore":    {arg: "--trust_remote_code", denied: trust, want: true},
+		"Abbreviated":   {arg: "--trust", denied: trust, want: true},
+		"ScriptWord":    {arg: `exec vllm serve "$MODEL_DIR" '--trust-remote-code'`, denied: trust, want: true},
+		"Other":         {arg: "--max-model-len=4096", denied: trust},
+		"ValueMentions": {arg: "--served-model-name=trust-remote-code", denied: trust},
+		"EndOfOptions":  {arg: "--", denied: trust},
+		"ShortPrefix":   {arg: "--t", denied: trust},
+		"Empty":         {arg: "--trust-remote-code", denied: []string{}},
+		"Every":         {arg: "--port=8000", denied: []string{"*"}, want: true},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if _, got := resolve.DeniedArg(tc.arg, tc.denied); got != tc.want {
+				t.Errorf("DeniedArg(%q, %q) = %v, want %v", tc.arg, tc.denied, got, tc.want)
+			}
+		})
+	}
+}
+
 func TestImageAllowed(t *testing.T) {
 	cases := map[string]struct {
 		image, prefix string

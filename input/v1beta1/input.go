@@ -231,6 +231,23 @@ type Policy struct {
 	// +optional
 	AllowPVCURIs *bool `json:"allowPVCURIs,omitempty"`
 
+	// DeniedServeArgs lists the model server arguments that
+	// spec.serve.args may not pass, each a flag such as
+	// "--trust-remote-code". A denied flag is refused also as
+	// --flag=value, with '_' for '-' (--trust_remote_code, which vLLM
+	// reads alike), abbreviated (--trust-remote, which Python's argparse
+	// expands), and as a word of an argument (an sh -c script). "*" denies
+	// every argument: spec.serve.args is then refused and the runtime
+	// preset's arguments are the only ones. Left out while a policy is set,
+	// it is ["--trust-remote-code"] (the server would run Python code from
+	// the model's repository); [] denies nothing. The preset's own
+	// arguments (input.runtimes) are the platform's and never checked.
+	// +optional
+	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:items:MinLength=1
+	// +kubebuilder:validation:items:MaxLength=128
+	DeniedServeArgs []string `json:"deniedServeArgs,omitempty"`
+
 	// PlainHTTPCredentialHosts lists the hosts (host[:port], compared as
 	// allowedURIHosts' are) to which pull Jobs may send credentials over
 	// plain http://. Every other http://

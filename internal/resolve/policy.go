@@ -84,6 +84,11 @@ func checkPolicyInput(in *v1beta1.Input, errs *FieldErrors) {
 	if in.Policy == nil {
 		return
 	}
+	for i, a := range in.Policy.DeniedServeArgs {
+		if a != "*" && !strings.HasPrefix(a, "-") {
+			errs.Add(fmt.Sprintf("input.policy.deniedServeArgs[%d]", i), "%q is not a flag; list flags such as --trust-remote-code, or \"*\" to deny every argument", a)
+		}
+	}
 	for _, e := range in.Policy.AllowedURIHosts {
 		scheme, a, ok := strings.Cut(e, "://")
 		if !ok || a == "" || !slices.Contains(supportedSchemes, scheme) || scheme == SchemePVC || strings.Contains(a, "/") {
@@ -154,6 +159,17 @@ func checkPolicy(s *Spec, spec v1alpha1.InferenceServiceSpec, in *v1beta1.Input,
 			errs.Add("input.runtimes."+string(s.Model.Framework)+".image", "%q, the %s runtime's image, is not among the images the platform allows (input.policy.allowedServerImages: %s); the platform team must pin the preset to an allowed image", s.Runtime.Image, s.Model.Framework, strings.Join(prefixes, ", "))
 		}
 	}
+	if spec.Serve != nil {
+		denied := p.DeniedServeArgs
+		if denied == nil {
+			denied = v1beta1.DefaultDeniedServeArgs
+		}
+		for i, a := range spec.Serve.Args {
+			if d, ok := DeniedArg(a, denied); ok {
+				errs.Add(fmt.Sprintf("spec.serve.args[%d]", i), "%q passes %s, which the platform does not allow (input.policy.deniedServeArgs: %s); remove it, or ask your platform team", a, d, strings.Join(denied, ", "))
+			}
+		}
+	}
 	if p.AllowEnvValueFrom != nil && !*p.AllowEnvValueFrom && spec.Serve != nil {
 		for i, e := range spec.Serve.Env {
 			if e.ValueFrom != nil {
@@ -203,4 +219,28 @@ func ImageAllowed(image string, prefixes []string) bool {
 		}
 	}
 	return false
+}
+
+// DeniedArg reports which entry of input.policy.deniedServeArgs a model
+// server argument passes: "*" any argument; a flag ("--trust-remote-code")
+// the argument itself or any whitespace-separated word of it (an sh -c
+// script) that is the flag, the flag=value, the flag with '_' for '-', or
+// an abbreviation of it (argparse expands a unique prefix; at least three
+// letters after "--").
+func DeniedArg(arg string, denied []string) (string, bool) {
+	words := append([]string{arg}, strings.Fields(arg)...)
+	for _, d := range denied {
+		if d == "*" {
+			return "an argument", true
+		}
+		flag := strings.ReplaceAll(d, "_", "-")
+		for _, w := range words {
+			name, _, _ := strings.Cut(strings.Trim(w, `"'`+"`;"), "=")
+			name = strings.ReplaceAll(name, "_", "-")
+			if name == flag || (strings.HasPrefix(name, "--") && len(name) >= 5 && strings.HasPrefix(flag, name)) {
+				return d, true
+			}
+		}
+	}
+	return "", false
 }
