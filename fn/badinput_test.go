@@ -401,6 +401,117 @@ func TestBadInput(t *testing.T) {
 		"PolicyPVC":                      {xr: model("uri", "pvc://shared/llama"), input: policy(map[string]any{"allowPVCURIs": false}), field: "spec.model.uri", fix: "input.policy.allowPVCURIs: false"},
 		"PolicyEnvValueFrom":             {xr: envFrom, input: policy(map[string]any{"allowEnvValueFrom": false}), field: "spec.serve.env[0].valueFrom", fix: "set a value"},
 	}
+	// Hosts compared as hosts (internal/resolve/host.go): each trick that
+	// makes a URI's text say an allowed host while curl reaches another is
+	// refused, by the host curl reaches or as a URI whose host is
+	// ambiguous, and the refusal names input.policy.allowedURIHosts
+	// (checked below).
+	hosts := policy(map[string]any{"allowedURIHosts": []any{"hf://*", "s3://models", "https://*.allowed.test", "http://*.allowed.test"}})
+	notAmong := func(origin string) string { return origin + " is not among the sources the platform allows" }
+	hostCases := map[string]struct {
+		uri, fix string
+	}{
+		"Query":           {uri: "https://evil.test?@a.allowed.test/m.gguf", fix: notAmong("https://evil.test")},
+		"QueryDot":        {uri: "https://evil.test?.allowed.test/m.gguf", fix: notAmong("https://evil.test")},
+		"Fragment":        {uri: "https://evil.test#@a.allowed.test/m.gguf", fix: notAmong("https://evil.test")},
+		"FragmentDot":     {uri: "http://evil.test#.allowed.test/m.gguf", fix: notAmong("http://evil.test")},
+		"Userinfo":        {uri: "https://a.allowed.test@evil.test/m.gguf", fix: "put them in a Secret and set spec.model.credentialsSecretRef"},
+		"UserinfoPort":    {uri: "https://a.allowed.test:443@evil.test/m.gguf", fix: "put them in a Secret and set spec.model.credentialsSecretRef"},
+		"UserinfoAllowed": {uri: "https://user@a.allowed.test/m.gguf", fix: "put them in a Secret and set spec.model.credentialsSecretRef"},
+		"BackslashAt":     {uri: `https://evil.test\@a.allowed.test/m.gguf`, fix: "contains a space, control character or backslash"},
+		"BackslashDot":    {uri: `https://evil.test\.allowed.test/m.gguf`, fix: "contains a space, control character or backslash"},
+		"Tab":             {uri: "https://evil.test\t.allowed.test/m.gguf", fix: "contains a space, control character or backslash"},
+		"Newline":         {uri: "https://evil.test\n.allowed.test/m.gguf", fix: "contains a space, control character or backslash"},
+		"PercentDot":      {uri: "https://a.allowed.test%2eevil.test/m.gguf", fix: "write https://host[:port]/path"},
+		"PercentAt":       {uri: "https://evil.test%40a.allowed.test/m.gguf", fix: "write https://host[:port]/path"},
+		"Semicolon":       {uri: "https://evil.test;.allowed.test/m.gguf", fix: "is not a host name"},
+		"Suffix":          {uri: "https://a.allowed.test.evil.test/m.gguf", fix: notAmong("https://a.allowed.test.evil.test")},
+		"TwoTrailingDots": {uri: "https://a.allowed.test../m.gguf", fix: "is not a host name"},
+		"OtherPort":       {uri: "https://a.allowed.test:8443/m.gguf", fix: notAmong("https://a.allowed.test:8443")},
+		"IPv6":            {uri: "https://[::1]/m.gguf", fix: notAmong("https://[::1]")},
+		"IPv4Mapped":      {uri: "https://[::ffff:127.0.0.1]/m.gguf", fix: "write the IPv4 address 127.0.0.1 instead"},
+		"IPv6Zone":        {uri: "https://[fe80::1%25lo]/m.gguf", fix: "write https://host[:port]"},
+		"IPv4":            {uri: "https://127.0.0.1/m.gguf", fix: notAmong("https://127.0.0.1")},
+		"IPv4Hex":         {uri: "https://0x7f.1/m.gguf", fix: "write it as four decimal numbers"},
+		"IPv4Decimal":     {uri: "https://2130706433/m.gguf", fix: "write it as four decimal numbers"},
+		"IPv4Octal":       {uri: "https://0177.0.0.1/m.gguf", fix: "write it as four decimal numbers"},
+		"IPv4Short":       {uri: "https://127.1/m.gguf", fix: "write it as four decimal numbers"},
+		"NonASCII":        {uri: "https://évil.allowed.test/m.gguf", fix: "write its ASCII (punycode, xn--) form"},
+		"BadPort":         {uri: "https://a.allowed.test:99999/m.gguf", fix: "use a port from 1 to 65535"},
+		"BucketNotAName":  {uri: "s3://models:evil/llama", fix: "is not a bucket name"},
+		"BucketUpperCase": {uri: "s3://Models/llama", fix: "is not a bucket name"},
+		"BucketFragment":  {uri: "s3://models#x/llama", fix: "is not a bucket name"},
+	}
+	for name, hc := range hostCases {
+		policyCases["PolicyHost"+name] = struct {
+			xr    func(map[string]any)
+			input map[string]any
+			field string
+			fix   string
+			taken map[string]map[string]any
+		}{xr: model("uri", hc.uri), input: hosts, field: "spec.model.uri", fix: hc.fix}
+	}
+	policyCases["PolicyHostCanaryFragment"] = struct {
+		xr    func(map[string]any)
+		input map[string]any
+		field string
+		fix   string
+		taken map[string]map[string]any
+	}{xr: traffic(tv("1", 90, ""), tv("2", 10, "https://evil.test#.allowed.test/v2.gguf")), input: hosts, field: "spec.traffic[1].uri", fix: notAmong("https://evil.test")}
+	policyCases["PolicyHostAdapterUserinfo"] = struct {
+		xr    func(map[string]any)
+		input map[string]any
+		field string
+		fix   string
+		taken map[string]map[string]any
+	}{xr: adapters(ad("sql", "https://a.allowed.test@evil.test/sql.safetensors")), input: hosts, field: "spec.adapters[0].uri", fix: "put them in a Secret and set spec.adapters[0].credentialsSecretRef"}
+	// Server overrides under policy: variables that would turn hub access
+	// or run-time adapter loading back on are refused by name, whatever
+	// the policy; input.policy.deniedServeArgs (by default
+	// --trust-remote-code) in every spelling a runtime reads.
+	for name, v := range map[string]string{
+		"HubOffline": "HF_HUB_OFFLINE", "TransformersOffline": "TRANSFORMERS_OFFLINE", "HubEndpoint": "HF_ENDPOINT",
+		"HubToken": "HF_TOKEN", "ModelScope": "VLLM_USE_MODELSCOPE", "RuntimeLoRA": "VLLM_ALLOW_RUNTIME_LORA_UPDATING",
+		"LoRAResolver": "VLLM_PLUGINS", "OllamaStore": "OLLAMA_MODELS",
+	} {
+		cases["ServeEnv"+name] = struct {
+			xr    func(map[string]any)
+			input map[string]any
+			field string
+			fix   string
+			taken map[string]map[string]any
+		}{xr: set(map[string]any{"env": []any{map[string]any{"name": "LOG_LEVEL", "value": "debug"}, map[string]any{"name": v, "value": "0"}}}, "spec", "serve"), field: "spec.serve.env[1].name", fix: "sets it in its runtime preset, input.runtimes.<framework>.env"}
+	}
+	serveArgs := func(args ...any) func(map[string]any) { return set(map[string]any{"args": args}, "spec", "serve") }
+	somePolicy := policy(map[string]any{"maxReplicas": 8})
+	for name, tc := range map[string]struct {
+		xr    func(map[string]any)
+		input map[string]any
+		field string
+	}{
+		"TrustRemoteCode":           {xr: serveArgs("--model=$(MODEL_DIR)", "--trust-remote-code"), input: somePolicy, field: "spec.serve.args[1]"},
+		"TrustRemoteCodeValue":      {xr: serveArgs("--trust-remote-code=true"), input: somePolicy, field: "spec.serve.args[0]"},
+		"TrustRemoteCodeUnderscore": {xr: serveArgs("--port=$(PORT)", "--trust_remote_code"), input: somePolicy, field: "spec.serve.args[1]"},
+		"TrustRemoteCodeAbbrev":     {xr: serveArgs("--trust-remote"), input: somePolicy, field: "spec.serve.args[0]"},
+		"TrustRemoteCodeInScript":   {xr: serveArgs("exec vllm serve \"$MODEL_DIR\" --trust-remote-code"), input: somePolicy, field: "spec.serve.args[0]"},
+		"Listed":                    {xr: serveArgs("--model=$(MODEL_DIR)", "--enable-lora"), input: policy(map[string]any{"deniedServeArgs": []any{"--enable-lora"}}), field: "spec.serve.args[1]"},
+		"Every":                     {xr: serveArgs("--model=$(MODEL_DIR)"), input: policy(map[string]any{"deniedServeArgs": []any{"*"}}), field: "spec.serve.args[0]"},
+	} {
+		policyCases["PolicyServeArg"+name] = struct {
+			xr    func(map[string]any)
+			input map[string]any
+			field string
+			fix   string
+			taken map[string]map[string]any
+		}{xr: tc.xr, input: tc.input, field: tc.field, fix: "which the platform does not allow (input.policy.deniedServeArgs: "}
+	}
+	cases["InputDeniedServeArgNotAFlag"] = struct {
+		xr    func(map[string]any)
+		input map[string]any
+		field string
+		fix   string
+		taken map[string]map[string]any
+	}{input: policy(map[string]any{"deniedServeArgs": []any{"trust-remote-code"}}), field: "input.policy.deniedServeArgs[0]", fix: "list flags such as --trust-remote-code"}
 	for name, tc := range policyCases {
 		cases[name] = tc
 	}
@@ -492,6 +603,9 @@ func TestBadInput(t *testing.T) {
 			if _, ok := policyCases[name]; ok && (!strings.Contains(msg, "input.policy.") || !strings.Contains(msg, "platform")) {
 				t.Errorf("the refusal does not say that the platform set the limit (input.policy.*): %s", msg)
 			}
+			if strings.HasPrefix(name, "PolicyHost") && !strings.Contains(msg, "input.policy.allowedURIHosts") {
+				t.Errorf("the refusal does not name the platform's host allow-list (input.policy.allowedURIHosts): %s", msg)
+			}
 		})
 	}
 }
@@ -528,13 +642,15 @@ func TestBadModelCache(t *testing.T) {
 		"OCIURI": {edit: func(x map[string]any) {
 			setPath(x, "oci://registry.example.com/llama:1", "spec", "uri")
 		}, input: map[string]any{"oci": map[string]any{"mode": "ImageVolume"}}, field: "spec.uri", fix: "serve them with an InferenceService's spec.model.uri"},
-		"FTPURI":            {edit: func(x map[string]any) { setPath(x, "ftp://x/y", "spec", "uri") }, field: "spec.uri", fix: "use hf://"},
-		"DuplicateRevision": {edit: func(x map[string]any) { setPath(x, []any{"main", "main"}, "spec", "revisions") }, field: "spec.revisions[1]", fix: "list each revision once"},
-		"EmptyRevision":     {edit: func(x map[string]any) { setPath(x, []any{"main", ""}, "spec", "revisions") }, field: "spec.revisions[1]", fix: "leave spec.revisions out to pull the default"},
-		"BadRevision":       {edit: func(x map[string]any) { setPath(x, []any{"../x"}, "spec", "revisions") }, field: "spec.revisions[0]", fix: "use a branch, tag, commit"},
-		"BadSecret":         {edit: func(x map[string]any) { setPath(x, map[string]any{"name": "HF_X"}, "spec", "credentialsSecretRef") }, field: "spec.credentialsSecretRef.name", fix: "lower case alphanumeric"},
-		"BadAccessMode":     {edit: func(x map[string]any) { setPath(x, "ReadOnlyMany", "spec", "storage", "accessMode") }, field: "spec.storage.accessMode", fix: "use ReadWriteOnce or ReadWriteMany"},
-		"NameLeadingDigit":  {edit: func(x map[string]any) { setPath(x, "1llama", "metadata", "labels", resolve.LabelClaimName) }, field: "metadata.name", fix: "rename the ModelCache"},
+		"FTPURI":                {edit: func(x map[string]any) { setPath(x, "ftp://x/y", "spec", "uri") }, field: "spec.uri", fix: "use hf://"},
+		"DuplicateRevision":     {edit: func(x map[string]any) { setPath(x, []any{"main", "main"}, "spec", "revisions") }, field: "spec.revisions[1]", fix: "list each revision once"},
+		"EmptyRevision":         {edit: func(x map[string]any) { setPath(x, []any{"main", ""}, "spec", "revisions") }, field: "spec.revisions[1]", fix: "leave spec.revisions out to pull the default"},
+		"BadRevision":           {edit: func(x map[string]any) { setPath(x, []any{"../x"}, "spec", "revisions") }, field: "spec.revisions[0]", fix: "use a branch, tag, commit"},
+		"BadSecret":             {edit: func(x map[string]any) { setPath(x, map[string]any{"name": "HF_X"}, "spec", "credentialsSecretRef") }, field: "spec.credentialsSecretRef.name", fix: "lower case alphanumeric"},
+		"BadAccessMode":         {edit: func(x map[string]any) { setPath(x, "ReadOnlyMany", "spec", "storage", "accessMode") }, field: "spec.storage.accessMode", fix: "use ReadWriteOnce or ReadWriteMany"},
+		"NameLeadingDigit":      {edit: func(x map[string]any) { setPath(x, "1llama", "metadata", "labels", resolve.LabelClaimName) }, field: "metadata.name", fix: "rename the ModelCache"},
+		"PolicyURIHostFragment": {edit: func(x map[string]any) { setPath(x, "https://evil.test#.allowed.test/m.gguf", "spec", "uri") }, input: map[string]any{"policy": map[string]any{"allowedURIHosts": []any{"https://*.allowed.test"}}}, field: "spec.uri", fix: "https://evil.test is not among the sources the platform allows (input.policy.allowedURIHosts"},
+		"PolicyURIUserinfo":     {edit: func(x map[string]any) { setPath(x, "https://a.allowed.test@evil.test/m.gguf", "spec", "uri") }, input: map[string]any{"policy": map[string]any{"allowedURIHosts": []any{"https://*.allowed.test"}}}, field: "spec.uri", fix: "put them in a Secret and set spec.credentialsSecretRef"},
 		"PlainHTTPCredentials": {edit: func(x map[string]any) {
 			setPath(x, "http://mirror.internal/llama.gguf", "spec", "uri")
 			setPath(x, map[string]any{"name": "mirror"}, "spec", "credentialsSecretRef")

@@ -248,12 +248,15 @@ func TestDeploymentRuntime(t *testing.T) {
 	}
 }
 
+// TestDeploymentEnv: the claim's variables follow the function's, and one
+// of the same name replaces it in place (HF_HUB_OFFLINE cannot be
+// replaced: TestBadInput/ServeEnvHubOffline).
 func TestDeploymentEnv(t *testing.T) {
 	xr := testXR()
 	setPath(xr, "5", "spec", "model", "version")
 	setPath(xr, map[string]any{"env": []any{
 		map[string]any{"name": "VLLM_LOGGING_LEVEL", "value": "DEBUG"},
-		map[string]any{"name": "HF_HUB_OFFLINE", "value": "0"},
+		map[string]any{"name": "XDG_CACHE_HOME", "value": "/tmp/cache"},
 	}}, "spec", "serve")
 	servers, _ := pulled(t, xr, nil)
 	d := desiredObject[appsv1.Deployment](t, servers, render.ResourceDeployment)
@@ -262,9 +265,9 @@ func TestDeploymentEnv(t *testing.T) {
 		{Name: "MODEL_NAME", Value: "llama"},
 		{Name: "MODEL_VERSION", Value: "5"},
 		{Name: "PORT", Value: "8000"},
-		{Name: "HF_HUB_OFFLINE", Value: "0"},
+		{Name: "HF_HUB_OFFLINE", Value: "1"},
 		{Name: "HOME", Value: "/tmp"},
-		{Name: "XDG_CACHE_HOME", Value: "/tmp/.cache"},
+		{Name: "XDG_CACHE_HOME", Value: "/tmp/cache"},
 		{Name: "HF_HOME", Value: "/tmp/hf"},
 		{Name: "VLLM_LOGGING_LEVEL", Value: "DEBUG"},
 	}

@@ -69,6 +69,18 @@ func TestSourceAllowed(t *testing.T) {
 		"PortListed":         {uri: "https://eu.models.internal:8443/m.gguf", entries: []string{"https://*.models.internal:8443"}, want: true},
 		"ExactHostPort":      {uri: "http://mirror:8080/m.gguf", entries: []string{"http://mirror:8080"}, want: true},
 		"ExactHostOtherPort": {uri: "http://mirror:9090/m.gguf", entries: []string{"http://mirror:8080"}},
+		// Hosts compared as hosts: case, a trailing dot and the default
+		// port never change which host matches; query and fragment end it.
+		"HostCase":          {uri: "https://EU.Models.Internal/m.gguf", entries: []string{"https://*.models.internal"}, want: true},
+		"HostTrailingDot":   {uri: "https://eu.models.internal./m.gguf", entries: []string{"https://*.models.internal"}, want: true},
+		"DefaultPort":       {uri: "https://eu.models.internal:443/m.gguf", entries: []string{"https://*.models.internal"}, want: true},
+		"DefaultPortListed": {uri: "http://mirror/m.gguf", entries: []string{"http://mirror:80"}, want: true},
+		"EntryCase":         {uri: "https://eu.models.internal/m.gguf", entries: []string{"https://*.Models.Internal."}, want: true},
+		"QueryEndsHost":     {uri: "https://evil.com?.models.internal/m.gguf", entries: []string{"https://*.models.internal"}},
+		"FragmentEndsHost":  {uri: "https://evil.com#.models.internal/m.gguf", entries: []string{"https://*.models.internal"}},
+		"IPNotWildcard":     {uri: "http://10.0.0.1/m.gguf", entries: []string{"http://*.0.0.1"}},
+		"IPSpelling":        {uri: "http://[0:0::1]:8080/m.gguf", entries: []string{"http://[::1]:8080"}, want: true},
+		"OrganisationCase":  {uri: "hf://Meta-Llama/x", entries: []string{"hf://meta-llama"}, want: true},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -80,6 +92,36 @@ func TestSourceAllowed(t *testing.T) {
 			}
 			if diff := cmp.Diff(tc.want, resolve.SourceAllowed(m, tc.entries)); diff != "" {
 				t.Errorf("sourceAllowed(%s, %v) (-want +got):\n%s", tc.uri, tc.entries, diff)
+			}
+		})
+	}
+}
+
+// TestDeniedArg: a denied flag is found in each spelling a runtime reads,
+// and nothing else is.
+func TestDeniedArg(t *testing.T) {
+	trust := []string{"--trust-remote-code"}
+	cases := map[string]struct {
+		arg    string
+		denied []string
+		want   bool
+	}{
+		"Flag":          {arg: "--trust-remote-code", denied: trust, want: true},
+		"Value":         {arg: "--trust-remote-code=True", denied: trust, want: true},
+		"Underscore":    {arg: "--trust_remote_code", denied: trust, want: true},
+		"Abbreviated":   {arg: "--trust", denied: trust, want: true},
+		"ScriptWord":    {arg: `exec vllm serve "$MODEL_DIR" '--trust-remote-code'`, denied: trust, want: true},
+		"Other":         {arg: "--max-model-len=4096", denied: trust},
+		"ValueMentions": {arg: "--served-model-name=trust-remote-code", denied: trust},
+		"EndOfOptions":  {arg: "--", denied: trust},
+		"ShortPrefix":   {arg: "--t", denied: trust},
+		"Empty":         {arg: "--trust-remote-code", denied: []string{}},
+		"Every":         {arg: "--port=8000", denied: []string{"*"}, want: true},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if _, got := resolve.DeniedArg(tc.arg, tc.denied); got != tc.want {
+				t.Errorf("DeniedArg(%q, %q) = %v, want %v", tc.arg, tc.denied, got, tc.want)
 			}
 		})
 	}

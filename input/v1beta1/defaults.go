@@ -24,6 +24,11 @@ const (
 	DefaultMaxUnavailable = int32(0)
 )
 
+// DefaultDeniedServeArgs is input.policy.deniedServeArgs when a policy
+// leaves it out: remote code from the model's repository would run in the
+// servers.
+var DefaultDeniedServeArgs = []string{"--trust-remote-code"}
+
 // MarkerFile is written into TARGET_DIR by a puller once the download is
 // complete, so that a rerun of the Job is a no-op.
 const MarkerFile = ".inferno-complete"

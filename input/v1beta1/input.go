@@ -210,8 +210,14 @@ type Policy struct {
 	// "<scheme>://<authority>": the organisation of hf://, the bucket of
 	// s3:// and gs://, host[:port] of http(s):// and of the registry of
 	// oci://. "*" allows every authority of a scheme (hf://*); "*." a
-	// host's subdomains (https://*.models.internal). The http(s) pullers follow redirects,
-	// which may leave the listed host (they never take credentials along).
+	// host's subdomains (https://*.models.internal). Hosts are compared as
+	// hosts: a URI is parsed as a URL (RFC 3986), case, a trailing dot and
+	// the default port (http 80, https and oci 443) never change which
+	// entry matches, IP addresses compare as addresses and never match a
+	// wildcard, and a URI whose host is ambiguous (user@host, '%' or
+	// non-ASCII in the host, IPv4 in hex or octal) is refused. The http(s)
+	// pullers follow redirects, which may leave the listed host (they never
+	// take credentials along).
 	// +optional
 	// +kubebuilder:validation:MaxItems=128
 	// +kubebuilder:validation:items:MaxLength=300
@@ -228,8 +234,26 @@ type Policy struct {
 	// +optional
 	AllowPVCURIs *bool `json:"allowPVCURIs,omitempty"`
 
-	// PlainHTTPCredentialHosts lists the hosts (host[:port]) to which pull
-	// Jobs may send credentials over plain http://. Every other http://
+	// DeniedServeArgs lists the model server arguments that
+	// spec.serve.args may not pass, each a flag such as
+	// "--trust-remote-code". A denied flag is refused also as
+	// --flag=value, with '_' for '-' (--trust_remote_code, which vLLM
+	// reads alike), abbreviated (--trust-remote, which Python's argparse
+	// expands), and as a word of an argument (an sh -c script). "*" denies
+	// every argument: spec.serve.args is then refused and the runtime
+	// preset's arguments are the only ones. Left out while a policy is set,
+	// it is ["--trust-remote-code"] (the server would run Python code from
+	// the model's repository); [] denies nothing. The preset's own
+	// arguments (input.runtimes) are the platform's and never checked.
+	// +optional
+	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:items:MinLength=1
+	// +kubebuilder:validation:items:MaxLength=128
+	DeniedServeArgs []string `json:"deniedServeArgs,omitempty"`
+
+	// PlainHTTPCredentialHosts lists the hosts (host[:port], compared as
+	// allowedURIHosts' are) to which pull Jobs may send credentials over
+	// plain http://. Every other http://
 	// source with credentials is refused: they would cross the network in
 	// clear text.
 	// +optional

@@ -507,6 +507,11 @@ func (in *Policy) DeepCopyInto(out *Policy) {
 		*out = new(bool)
 		**out = **in
 	}
+	if in.DeniedServeArgs != nil {
+		in, out := &in.DeniedServeArgs, &out.DeniedServeArgs
+		*out = make([]string, len(*in))
+		copy(*out, *in)
+	}
 	if in.PlainHTTPCredentialHosts != nil {
 		in, out := &in.PlainHTTPCredentialHosts, &out.PlainHTTPCredentialHosts
 		*out = make([]string, len(*in))

@@ -1,6 +1,7 @@
 package resolve
 
 import (
+	"errors"
 	"path"
 	"regexp"
 	"slices"
@@ -32,6 +33,9 @@ type Model struct {
 	OCI *OCIReference
 	// Dir is the weights' directory on the cache volume; empty is Hash.
 	Dir string
+	// Origin is where the weights' requests go (host.go); zero for pvc://
+	// weights and for a URI that ParseURI refused.
+	Origin Origin
 }
 
 // pulled reports whether the weights are downloaded into our own cache
@@ -167,9 +171,48 @@ func ParseURI(out *Model, field string, errs *FieldErrors) {
 	}
 	out.Scheme, out.Source = scheme, rest
 	host, _, _ := strings.Cut(rest, "/")
-	if strings.Contains(host, "@") {
-		errs.Add(field, "must not carry credentials (user:password@); put them in a Secret and set spec.model.credentialsSecretRef")
+	// The credentials' field beside the URI's: spec.model.uri's is
+	// spec.model.credentialsSecretRef, a ModelCache's spec.uri's
+	// spec.credentialsSecretRef.
+	secretField := strings.TrimSuffix(strings.TrimSuffix(field, "uri"), ".")
+	if secretField != "" {
+		secretField += "."
+	}
+	secretField += "credentialsSecretRef"
+	if strings.Contains(host, "@") && scheme != "http" && scheme != "https" {
+		errs.Add(field, "must not carry credentials (user:password@); put them in a Secret and set %s", secretField)
 		return
+	}
+	// originOf sets out.Origin, or reports why the URI names no origin
+	// for certain; the host allow-list (input.policy.allowedURIHosts) is
+	// matched against that origin alone.
+	originOf := func() bool {
+		o, err := URIOrigin(uri)
+		if errors.Is(err, ErrUserinfo) {
+			errs.Add(field, "must not carry credentials (user:password@), which also hide the host a URI reaches (the platform matches its sources, input.policy.allowedURIHosts, by host); put them in a Secret and set %s, and write %s://host/path", secretField, scheme)
+			return false
+		}
+		if err != nil {
+			errs.Add(field, "%q %s (the platform matches its sources, input.policy.allowedURIHosts, by host)", uri, err)
+			return false
+		}
+		out.Origin = o
+		return true
+	}
+	// http(s) URIs are parsed as URLs first: their refusals say how the
+	// host would be misread.
+	if scheme == "http" || scheme == "https" {
+		if strings.ContainsAny(uri, " \"'`") {
+			errs.Add(field, "must not contain spaces, quotes or backslashes")
+			return
+		}
+		if host == "" {
+			errs.Add(field, "%q names no host; write %s://host/path/to/file", uri, scheme)
+			return
+		}
+		if !originOf() {
+			return
+		}
 	}
 	if strings.ContainsAny(uri, " \t\r\n\"'`\\") {
 		errs.Add(field, "must not contain spaces, quotes or backslashes")
@@ -179,19 +222,22 @@ func ParseURI(out *Model, field string, errs *FieldErrors) {
 	case "hf":
 		if !hfRepo.MatchString(rest) {
 			errs.Add(field, "%q is not a Hugging Face repository; write hf://org/model", uri)
+			return
 		}
+		originOf()
 	case "s3", "gs":
 		if host == "" {
 			errs.Add(field, "%q names no bucket; write %s://bucket/prefix", uri, scheme)
+			return
 		}
 		if scheme == "gs" && strings.ContainsAny(rest, "*?[]{}") {
 			// gcloud storage expands them, to objects nobody named.
 			errs.Add(field, "%q contains a wildcard (* ? [ ] { }), which gcloud storage would expand; name one bucket and prefix", uri)
+			return
 		}
+		originOf()
 	case "http", "https":
-		if host == "" {
-			errs.Add(field, "%q names no host; write %s://host/path/to/file", uri, scheme)
-		}
+		// Parsed above.
 	case SchemePVC:
 		claim, sub, _ := strings.Cut(rest, "/")
 		if claim == "" {
@@ -209,6 +255,7 @@ func ParseURI(out *Model, field string, errs *FieldErrors) {
 	case SchemeOCI:
 		if r, ok := ParseOCI(rest, field, errs); ok {
 			out.OCI = &r
+			originOf()
 		}
 	}
 }

@@ -19,13 +19,13 @@ import (
 // platform does not list its host in input.policy.plainHTTPCredentialHosts.
 // The message says so and how to fix it.
 func inClearText(m Model, in *v1beta1.Input) (string, bool) {
-	if m.Secret == nil || m.Scheme != "http" || !m.pulled() {
+	if m.Secret == nil || m.Scheme != "http" || !m.pulled() || m.Origin.Scheme == "" {
 		return "", false
 	}
-	host := strings.ToLower(authority(m))
+	host := m.Origin.Authority()
 	if p := in.Policy; p != nil {
 		for _, h := range p.PlainHTTPCredentialHosts {
-			if strings.EqualFold(h, host) {
+			if o, err := URIOrigin("http://" + h); err == nil && o == m.Origin {
 				return "", false
 			}
 		}
@@ -43,6 +43,10 @@ func sourceRefused(m Model, in *v1beta1.Input) (string, bool) {
 	if p == nil || m.Scheme == "" || m.Cache != "" {
 		return "", false
 	}
+	// A URI that names no origin for certain was refused by ParseURI.
+	if m.Scheme != SchemePVC && m.Origin.Scheme == "" {
+		return "", false
+	}
 	if m.Scheme == SchemePVC {
 		if p.AllowPVCURIs != nil && !*p.AllowPVCURIs {
 			return "mounting a PersistentVolumeClaim of the namespace (pvc://) is not allowed: the platform turned it off (input.policy.allowPVCURIs: false); pull the weights from a source the platform allows, or use a ModelCache", true
@@ -58,45 +62,21 @@ func sourceRefused(m Model, in *v1beta1.Input) (string, bool) {
 	return "", false
 }
 
-// SourceAllowed reports whether m's scheme://authority matches one of the
-// entries of input.policy.allowedURIHosts: the same scheme, and the same
-// authority (case-insensitive), "*" for any, or "*.domain" for a host below
-// domain on the same port.
+// SourceAllowed reports whether m's origin (host.go: scheme, normalised
+// host and port) matches one of the entries of
+// input.policy.allowedURIHosts: the same scheme, and the same host and port
+// (the scheme's default port when an entry names none), "*" for any, or
+// "*.domain" for a name below domain on the same port.
 func SourceAllowed(m Model, entries []string) bool {
+	if m.Origin.Scheme == "" {
+		return false
+	}
 	for _, e := range entries {
-		scheme, want, ok := strings.Cut(e, "://")
-		if !ok || scheme != m.Scheme {
-			continue
-		}
-		have := strings.ToLower(authority(m))
-		want = strings.ToLower(want)
-		switch {
-		case want == "*", want == have:
+		if m.Origin.matches(e) {
 			return true
-		case strings.HasPrefix(want, "*."):
-			wh, wp := splitPort(want[1:])
-			hh, hp := splitPort(have)
-			if wp == hp && strings.HasSuffix(hh, wh) && len(hh) > len(wh) {
-				return true
-			}
 		}
 	}
 	return false
-}
-
-// splitPort splits "host:port" (or "[v6]:port") into host and port; the
-// port is empty when there is none.
-func splitPort(a string) (string, string) {
-	if strings.HasPrefix(a, "[") {
-		if i := strings.Index(a, "]"); i >= 0 {
-			return a[:i+1], strings.TrimPrefix(a[i+1:], ":")
-		}
-		return a, ""
-	}
-	if i := strings.LastIndex(a, ":"); i >= 0 {
-		return a[:i], a[i+1:]
-	}
-	return a, ""
 }
 
 // checkPolicyInput refuses entries of input.policy that cannot match.
@@ -104,10 +84,17 @@ func checkPolicyInput(in *v1beta1.Input, errs *FieldErrors) {
 	if in.Policy == nil {
 		return
 	}
+	for i, a := range in.Policy.DeniedServeArgs {
+		if a != "*" && !strings.HasPrefix(a, "-") {
+			errs.Add(fmt.Sprintf("input.policy.deniedServeArgs[%d]", i), "%q is not a flag; list flags such as --trust-remote-code, or \"*\" to deny every argument", a)
+		}
+	}
 	for _, e := range in.Policy.AllowedURIHosts {
 		scheme, a, ok := strings.Cut(e, "://")
 		if !ok || a == "" || !slices.Contains(supportedSchemes, scheme) || scheme == SchemePVC || strings.Contains(a, "/") {
 			errs.Add("input.policy.allowedURIHosts", "%q is not <scheme>://<authority> of a scheme with sources (hf, s3, gs, http, https, oci), e.g. hf://meta-llama, s3://models, https://*.models.internal", e)
+		} else if err := entryOrigin(e); err != nil {
+			errs.Add("input.policy.allowedURIHosts", "%q can never match: its authority %s; e.g. hf://meta-llama, s3://models, https://*.models.internal", e, err)
 		}
 	}
 }
@@ -172,6 +159,17 @@ func checkPolicy(s *Spec, spec v1alpha1.InferenceServiceSpec, in *v1beta1.Input,
 			errs.Add("input.runtimes."+string(s.Model.Framework)+".image", "%q, the %s runtime's image, is not among the images the platform allows (input.policy.allowedServerImages: %s); the platform team must pin the preset to an allowed image", s.Runtime.Image, s.Model.Framework, strings.Join(prefixes, ", "))
 		}
 	}
+	if spec.Serve != nil {
+		denied := p.DeniedServeArgs
+		if denied == nil {
+			denied = v1beta1.DefaultDeniedServeArgs
+		}
+		for i, a := range spec.Serve.Args {
+			if d, ok := DeniedArg(a, denied); ok {
+				errs.Add(fmt.Sprintf("spec.serve.args[%d]", i), "%q passes %s, which the platform does not allow (input.policy.deniedServeArgs: %s); remove it, or ask your platform team", a, d, strings.Join(denied, ", "))
+			}
+		}
+	}
 	if p.AllowEnvValueFrom != nil && !*p.AllowEnvValueFrom && spec.Serve != nil {
 		for i, e := range spec.Serve.Env {
 			if e.ValueFrom != nil {
@@ -221,4 +219,28 @@ func ImageAllowed(image string, prefixes []string) bool {
 		}
 	}
 	return false
+}
+
+// DeniedArg reports which entry of input.policy.deniedServeArgs a model
+// server argument passes: "*" any argument; a flag ("--trust-remote-code")
+// the argument itself or any whitespace-separated word of it (an sh -c
+// script) that is the flag, the flag=value, the flag with '_' for '-', or
+// an abbreviation of it (argparse expands a unique prefix; at least three
+// letters after "--").
+func DeniedArg(arg string, denied []string) (string, bool) {
+	words := append([]string{arg}, strings.Fields(arg)...)
+	for _, d := range denied {
+		if d == "*" {
+			return "an argument", true
+		}
+		flag := strings.ReplaceAll(d, "_", "-")
+		for _, w := range words {
+			name, _, _ := strings.Cut(strings.Trim(w, `"'`+"`;"), "=")
+			name = strings.ReplaceAll(name, "_", "-")
+			if name == flag || (strings.HasPrefix(name, "--") && len(name) >= 5 && strings.HasPrefix(flag, name)) {
+				return d, true
+			}
+		}
+	}
+	return "", false
 }

@@ -91,6 +91,9 @@ func applyServe(rt v1beta1.RuntimePreset, sv *v1alpha1.ServeSpec, errs *FieldErr
 		if reserved(e.Name) {
 			errs.Add(f+".name", "%q is set by the function; remove it", e.Name)
 		}
+		if why, ok := guardedServeEnv[e.Name]; ok {
+			errs.Add(f+".name", "%q %s, so a claim may not set it; remove it (a platform that wants it sets it in its runtime preset, input.runtimes.<framework>.env)", e.Name, why)
+		}
 	}
 	// The claim's variables win over the preset's.
 	rt.Env = MergeEnv(rt.Env, sv.Env)
@@ -116,6 +119,33 @@ func checkRuntime(fw v1alpha1.Framework, rt v1beta1.RuntimePreset, sv *v1alpha1.
 	if rt.StartupSeconds == nil || *rt.StartupSeconds < 10 {
 		errs.Add(field+".startupSeconds", "must be at least 10 seconds")
 	}
+}
+
+// Why a claim may not set a variable of guardedServeEnv.
+const (
+	whyHub  = "would let the servers reach a model hub, but they serve only the weights pulled under the platform's policy (the function sets HF_HUB_OFFLINE=1)"
+	whyLoRA = "would let anyone who reaches the servers load adapters at run time (vLLM's unauthenticated /v1/load_lora_adapter or a LoRA resolver), around the adapters' policy"
+)
+
+// guardedServeEnv names the variables spec.serve.env may not set, because
+// they undo what the function and the runtime presets promise: servers
+// never reach a hub (its offline switches, endpoints and tokens, vLLM's
+// ModelScope switch, Ollama's model store, which the preset points at the
+// read-only weights), and adapters are pulled by the function's Jobs
+// under the policy, never loaded at run time.
+var guardedServeEnv = map[string]string{
+	"HF_HUB_OFFLINE":                   whyHub,
+	"TRANSFORMERS_OFFLINE":             whyHub,
+	"HF_DATASETS_OFFLINE":              whyHub,
+	"HF_ENDPOINT":                      whyHub,
+	"HF_TOKEN":                         whyHub,
+	"HF_TOKEN_PATH":                    whyHub,
+	"HUGGING_FACE_HUB_TOKEN":           whyHub,
+	"VLLM_USE_MODELSCOPE":              whyHub,
+	"OLLAMA_MODELS":                    whyHub,
+	"VLLM_ALLOW_RUNTIME_LORA_UPDATING": whyLoRA,
+	"VLLM_LORA_RESOLVER_CACHE_DIR":     whyLoRA,
+	"VLLM_PLUGINS":                     whyLoRA,
 }
 
 // reserved names the variables the function itself sets in the server.

@@ -208,22 +208,20 @@ func resolveTraffic(name string, pm Model, puller v1beta1.PullerPreset, spec v1a
 }
 
 // sameSource reports whether two models are pulled from the same source:
-// the same scheme and the same authority (the organisation of hf://, the
-// bucket of s3:// and gs://, host and port of http(s)://), the only case
-// in which one's credentials may go to the other's puller.
+// the same origin (host.go: the organisation of hf://, the bucket of s3://
+// and gs://, normalised host and port of http(s)://), the only case in
+// which one's credentials may go to the other's puller.
 func sameSource(a, b Model) bool {
-	return a.Scheme == b.Scheme && strings.EqualFold(authority(a), authority(b))
-}
-
-// authority is the part of a model's URI between "scheme://" and the first
-// '/'.
-func authority(m Model) string {
-	a, _, _ := strings.Cut(m.Source, "/")
-	return a
+	return a.Origin.Scheme != "" && a.Origin == b.Origin
 }
 
 // sourceOf names a model's source in messages: scheme://authority.
-func sourceOf(m Model) string { return m.Scheme + "://" + authority(m) }
+func sourceOf(m Model) string {
+	if m.Origin.Scheme == "" {
+		return m.URI
+	}
+	return m.Origin.String()
+}
 
 // checkVersionName refuses a version that cannot name its objects: the
 // Deployment and Service <name>-<version> are DNS-1035 labels.
