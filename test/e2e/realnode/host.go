@@ -262,7 +262,7 @@ func dropChains(bin, table string, drop []string) []error {
 	var errs []error
 	out, _ := exec.Command(bin, "-w", "-t", table, "-S").Output()
 	for _, line := range strings.Split(string(out), "\n") {
-		f := strings.Fields(line)
+		f := ruleFields(line)
 		if len(f) < 2 || f[0] != "-A" || gone[f[1]] {
 			continue
 		}
@@ -502,4 +502,33 @@ func sortedCopy(s []string) []string {
 	out := append([]string(nil), s...)
 	sort.Strings(out)
 	return out
+}
+
+// ruleFields splits a rule as `iptables -S` prints it into the arguments
+// that delete it: fields split on spaces, except inside the double quotes
+// that iptables puts around a comment with spaces ("kubernetes service
+// portals"), which come back as one argument without the quotes.
+func ruleFields(line string) []string {
+	var f []string
+	var cur strings.Builder
+	quoted, in := false, false
+	for _, r := range line {
+		switch {
+		case r == '"':
+			quoted, in = !quoted, true
+		case r == ' ' && !quoted:
+			if in {
+				f = append(f, cur.String())
+				cur.Reset()
+				in = false
+			}
+		default:
+			cur.WriteRune(r)
+			in = true
+		}
+	}
+	if in {
+		f = append(f, cur.String())
+	}
+	return f
 }

@@ -8,6 +8,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // TestRestorePutsBackWhatANodeChanged changes the machine the way a node
@@ -73,5 +75,21 @@ func TestRestorePutsBackWhatANodeChanged(t *testing.T) {
 	}
 	if l := h.leftovers(); len(l) > 0 {
 		t.Errorf("left after restore:\n%s", strings.Join(l, "\n"))
+	}
+}
+
+// TestRuleFields: a rule with a quoted comment comes back as the arguments
+// that delete it (a killed run's rules could not be deleted when the
+// comment was split on its spaces).
+func TestRuleFields(t *testing.T) {
+	for line, want := range map[string][]string{
+		`-A FORWARD -m comment --comment "kubernetes forwarding rules" -j KUBE-FORWARD`: {"-A", "FORWARD", "-m", "comment", "--comment", "kubernetes forwarding rules", "-j", "KUBE-FORWARD"},
+		`-A INPUT -j KUBE-FIREWALL`: {"-A", "INPUT", "-j", "KUBE-FIREWALL"},
+		`-N KUBE-SERVICES`:          {"-N", "KUBE-SERVICES"},
+		``:                          nil,
+	} {
+		if diff := cmp.Diff(want, ruleFields(line)); diff != "" {
+			t.Errorf("ruleFields(%q) (-want +got):\n%s", line, diff)
+		}
 	}
 }
