@@ -2,6 +2,7 @@ package invariants
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -211,8 +212,12 @@ func jobsCanStart(c *composition) ([]violation, error) {
 // to the servers' serving port, the endpoint picker to the servers and the
 // Gateway to the picker, the metrics namespace to the metrics ports when
 // something scrapes them, KEDA's HTTP add-on's interceptor to the servers,
-// a multi-node group's leader and workers to each other); and no policy
-// admits a source no feature needs.
+// a multi-node group's leader and workers to each other); no policy
+// admits a source no feature needs; every rule names its ports, but a
+// rule whose peers are one LeaderWorkerSet group's pods alone (Ray and
+// NCCL listen on ports of their own choosing); and a group's ports other
+// than the serving port (the Ray head's) are reached by no namespace as a
+// whole and by no other group.
 func flowsAdmitted(c *composition) ([]violation, error) {
 	np := c.Input.NetworkPolicy
 	if np == nil || !np.Enabled {
@@ -295,6 +300,34 @@ func flowsAdmitted(c *composition) ([]violation, error) {
 					need(flow{"group ↔ group", ns.Claim, q.Labels, p, intstr.FromInt32(cp.ContainerPort)})
 				}
 			}
+			// The same pod in the next group, and every namespace a
+			// feature admits, as a whole.
+			other := maps.Clone(p.Labels)
+			other[lwsGroupIndexLabel] = "1"
+			serving := c.servingPorts(p)
+			for _, cp := range containerPorts(p.PodTemplateSpec) {
+				port := intstr.FromInt32(cp.ContainerPort)
+				if slices.Contains(serving, port) || slices.Contains(serving, intstr.FromString(cp.Name)) {
+					continue
+				}
+				outside := []flow{{"another group → group", ns.Claim, other, p, port}}
+				for _, n := range c.allowedSources(*p, ns) {
+					outside = append(outside, flow{"namespace → group", n, nil, p, port})
+				}
+				for _, f := range outside {
+					if admitted(policies, c.Namespace, f) {
+						out = append(out, violation{"group port reachable from outside the group: " + f.Rule, strings.Replace(f.String(), "is not admitted", "is admitted", 1)})
+					}
+				}
+			}
+		}
+	}
+	// Every rule names its ports, but a group's own.
+	for _, pol := range policies {
+		for _, r := range pol.Spec.Ingress {
+			if len(r.Ports) == 0 && len(r.From) > 0 && !groupPeersOnly(r.From) {
+				out = append(out, violation{"rule names no ports", fmt.Sprintf("NetworkPolicy %s admits %s on every port", pol.Name, peerString(r.From[0]))})
+			}
 		}
 	}
 	// No other: every source a policy admits is one a feature needs.
@@ -315,6 +348,22 @@ func flowsAdmitted(c *composition) ([]violation, error) {
 		}
 	}
 	return out, nil
+}
+
+// groupPeersOnly says every peer is the pods of one LeaderWorkerSet group
+// of the policy's namespace: a pod selector on the set's name and the
+// group's index, and nothing else.
+func groupPeersOnly(from []networkingv1.NetworkPolicyPeer) bool {
+	for _, peer := range from {
+		if peer.NamespaceSelector != nil || peer.IPBlock != nil || peer.PodSelector == nil {
+			return false
+		}
+		l := peer.PodSelector.MatchLabels
+		if l[lwsSetNameLabel] == "" || l[lwsGroupIndexLabel] == "" {
+			return false
+		}
+	}
+	return true
 }
 
 // flowNamespaces are the namespaces traffic comes from.

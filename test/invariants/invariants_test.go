@@ -182,7 +182,7 @@ func examples(t testing.TB) []example {
 	add("canary/weight-zero", "canary/weight-zero.yaml", must(compositionInput("../../examples/canary/composition-gateway.yaml")))
 	add("progress", "xr.yaml", must(compositionInput("../../examples/progress/composition.yaml")))
 	add("lora", "lora/xr.yaml", plain)
-	add("multi-node", "multi-node/xr.yaml", plain)
+	add("multi-node", "multi-node/xr.yaml", must(compositionInput("../../examples/multi-node/composition.yaml")))
 	add("namespaced", "namespaced/xr.yaml", plain)
 	add("modelcache", "modelcache/xr.yaml", cacheInput)
 	add("modelcache/service", "modelcache/service-xr.yaml", plain)
