@@ -271,6 +271,9 @@ func TestBadInput(t *testing.T) {
 		"GatewayBadName":           {xr: traffic(tv("1", 90, ""), tv("2", 10, "hf://org/v2")), input: map[string]any{"traffic": map[string]any{"gateway": map[string]any{"name": "Main_GW"}}}, field: "input.traffic.gateway.name", fix: "lower case alphanumeric"},
 		"GatewayBadScheme":         {xr: traffic(tv("1", 90, ""), tv("2", 10, "hf://org/v2")), input: map[string]any{"traffic": map[string]any{"gateway": map[string]any{"name": "gw", "scheme": "grpc"}}}, field: "input.traffic.gateway.scheme", fix: "use http or https"},
 		"GatewayBadDomain":         {xr: traffic(tv("1", 90, ""), tv("2", 10, "hf://org/v2")), input: map[string]any{"traffic": map[string]any{"gateway": map[string]any{"name": "gw", "domain": "Models_Example"}}}, field: "input.traffic.gateway.domain", fix: "is not a DNS name"},
+		"GatewaySharedNoDomain":    {xr: traffic(tv("1", 90, ""), tv("2", 10, "hf://org/v2")), input: map[string]any{"traffic": map[string]any{"gateway": map[string]any{"name": "inference", "namespace": "gateways"}}}, field: "input.traffic.gateway.domain", fix: "the platform must set the domain the Gateway's listener serves, and this claim's route gets the hostname llama.team-a.<domain>"},
+		"GatewayOwnNoDomain":       {xr: traffic(tv("1", 90, ""), tv("2", 10, "hf://org/v2")), input: map[string]any{"traffic": map[string]any{"gateway": map[string]any{"name": "inference"}}}, field: "input.traffic.gateway.domain", fix: "on Gateway team-a/inference have no hostname"},
+		"PoolNoDomain":             {input: map[string]any{"traffic": map[string]any{"gateway": map[string]any{"name": "inference", "namespace": "gateways", "inferenceExtension": map[string]any{"enabled": true}}}}, field: "input.traffic.gateway.domain", fix: "the oldest takes them all"},
 		"PickerBadFailureMode":     {input: poolInput(map[string]any{"failureMode": "FailSoft"}, nil), field: "input.traffic.gateway.inferenceExtension.failureMode", fix: "use FailClose or FailOpen"},
 		"PickerBadImage":           {input: poolInput(nil, map[string]any{"image": "epp latest"}), field: "input.traffic.gateway.inferenceExtension.picker.image", fix: "is not an image reference"},
 		"PickerManagedFlag":        {input: poolInput(nil, map[string]any{"args": []any{"--v", "2", "--pool-name=other"}}), field: "input.traffic.gateway.inferenceExtension.picker.args[2]", fix: "sets a flag the function sets"},
@@ -643,5 +646,5 @@ func poolInput(ext, picker map[string]any) map[string]any {
 	if picker != nil {
 		x["picker"] = picker
 	}
-	return map[string]any{"traffic": map[string]any{"gateway": map[string]any{"name": "inference", "namespace": "gateways", "inferenceExtension": x}}}
+	return map[string]any{"traffic": map[string]any{"gateway": map[string]any{"name": "inference", "namespace": "gateways", "domain": "models.example.com", "inferenceExtension": x}}}
 }

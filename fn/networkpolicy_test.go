@@ -21,7 +21,7 @@ import (
 // (every rule names its port), and the pull pods from nowhere; each policy
 // selects exactly its pods. Off, there are none.
 func TestNetworkPolicies(t *testing.T) {
-	gateway := map[string]any{"name": "inference", "namespace": "gateways"}
+	gateway := map[string]any{"name": "inference", "namespace": "gateways", "domain": "models.example.com"}
 	type policies struct {
 		Names map[string]string // composition resource → object name
 		// ServerRules are the servers' ingress rules, each "namespaces →

@@ -347,8 +347,11 @@ type GatewayParent struct {
 	// +kubebuilder:validation:MaxLength=253
 	SectionName string `json:"sectionName,omitempty"`
 
-	// Domain, when set, gives every route the hostname
-	// <name>.<namespace>.<domain> and the claim status.routeURL.
+	// Domain gives every route the hostname <name>.<namespace>.<domain>
+	// and the claim status.routeURL; the Gateway's listener must serve
+	// it (e.g. *.<domain>). Required: without it a route has no hostname
+	// and matches every request on the Gateway, so two claims' routes
+	// would match the same requests; claims are refused until it is set.
 	// +optional
 	// +kubebuilder:validation:MaxLength=200
 	Domain string `json:"domain,omitempty"`

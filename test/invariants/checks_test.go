@@ -42,6 +42,7 @@ var checks = []check{
 	{"flowsAdmitted", flowsAdmitted},
 	{"podsRestricted", podsRestricted},
 	{"sourcesAllowed", sourcesAllowed},
+	{"routesOwnHost", routesOwnHost},
 }
 
 // reference is an object a pod or another object names.
@@ -364,6 +365,31 @@ func groupPeersOnly(from []networkingv1.NetworkPolicyPeer) bool {
 		}
 	}
 	return true
+}
+
+// routesOwnHost: every HTTPRoute names hostnames, each
+// "<route>.<namespace>.<domain>", the route named after its claim. A
+// claim's name and a namespace have no dots, so two claims' hostnames
+// differ (equal hostnames have as many labels, hence the same name,
+// namespace and domain): no two claims' routes match the same requests,
+// whichever Gateway and Input they share. A route without hostnames
+// matches every request on its Gateway.
+func routesOwnHost(c *composition) ([]violation, error) {
+	var out []violation
+	for _, o := range c.ofKind("HTTPRoute") {
+		hosts, _ := nested(o.U, "spec", "hostnames").([]any)
+		if len(hosts) == 0 {
+			out = append(out, violation{"route matches every host", fmt.Sprintf("HTTPRoute %s has no hostnames: it matches every request on its Gateway, another claim's too", o.Name)})
+		}
+		prefix := o.Name + "." + c.Namespace + "."
+		for _, h := range hosts {
+			s, _ := h.(string)
+			if strings.Contains(o.Name, ".") || !strings.HasPrefix(s, prefix) || len(s) == len(prefix) || strings.ContainsAny(s, "*") {
+				out = append(out, violation{"route hostname not its own", fmt.Sprintf("HTTPRoute %s has hostname %q, not %s<domain>", o.Name, s, prefix)})
+			}
+		}
+	}
+	return out, nil
 }
 
 // flowNamespaces are the namespaces traffic comes from.

@@ -450,3 +450,22 @@ func TestSourcesAllowed(t *testing.T) {
 		}, "maxStorageSize"},
 	})
 }
+
+func TestRoutesOwnHost(t *testing.T) {
+	route := func(name string, hosts ...any) func(t *testing.T) *composition {
+		return func(t *testing.T) *composition {
+			spec := map[string]any{"parentRefs": []any{map[string]any{"name": "inference", "namespace": "gateways"}}}
+			if hosts != nil {
+				spec["hostnames"] = hosts
+			}
+			return handBuilt(t, nil, nil, nil, foreign(map[string]any{"apiVersion": "gateway.networking.k8s.io/v1", "kind": "HTTPRoute", "metadata": map[string]any{"name": name, "namespace": ns}, "spec": spec}))
+		}
+	}
+	runCases(t, routesOwnHost, []checkCase{
+		{"own hostname", route("llama", "llama."+ns+".models.example.com"), ""},
+		{"no hostnames", route("llama"), "route matches every host"},
+		{"another claim's hostname", route("llama", "chat."+ns+".models.example.com"), "route hostname not its own"},
+		{"a wildcard", route("llama", "*.models.example.com"), "route hostname not its own"},
+		{"no domain", route("llama", "llama."+ns+"."), "route hostname not its own"},
+	})
+}

@@ -123,7 +123,7 @@ func withFeatures(base, locked map[string]any, combo int) map[string]any {
 	}
 	if combo&featureInferencePool != 0 {
 		if nested(in, "traffic", "gateway") == nil {
-			setPath(in, map[string]any{"name": "inference", "namespace": "gateways"}, "traffic", "gateway")
+			setPath(in, map[string]any{"name": "inference", "namespace": "gateways", "domain": "models.example.com"}, "traffic", "gateway")
 		}
 		setPath(in, true, "traffic", "gateway", "inferenceExtension", "enabled")
 	}
