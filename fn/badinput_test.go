@@ -271,6 +271,9 @@ func TestBadInput(t *testing.T) {
 		"GatewayBadName":           {xr: traffic(tv("1", 90, ""), tv("2", 10, "hf://org/v2")), input: map[string]any{"traffic": map[string]any{"gateway": map[string]any{"name": "Main_GW"}}}, field: "input.traffic.gateway.name", fix: "lower case alphanumeric"},
 		"GatewayBadScheme":         {xr: traffic(tv("1", 90, ""), tv("2", 10, "hf://org/v2")), input: map[string]any{"traffic": map[string]any{"gateway": map[string]any{"name": "gw", "scheme": "grpc"}}}, field: "input.traffic.gateway.scheme", fix: "use http or https"},
 		"GatewayBadDomain":         {xr: traffic(tv("1", 90, ""), tv("2", 10, "hf://org/v2")), input: map[string]any{"traffic": map[string]any{"gateway": map[string]any{"name": "gw", "domain": "Models_Example"}}}, field: "input.traffic.gateway.domain", fix: "is not a DNS name"},
+		"GatewaySharedNoDomain":    {xr: traffic(tv("1", 90, ""), tv("2", 10, "hf://org/v2")), input: map[string]any{"traffic": map[string]any{"gateway": map[string]any{"name": "inference", "namespace": "gateways"}}}, field: "input.traffic.gateway.domain", fix: "the platform must set the domain the Gateway's listener serves, and this claim's route gets the hostname llama.team-a.<domain>"},
+		"GatewayOwnNoDomain":       {xr: traffic(tv("1", 90, ""), tv("2", 10, "hf://org/v2")), input: map[string]any{"traffic": map[string]any{"gateway": map[string]any{"name": "inference"}}}, field: "input.traffic.gateway.domain", fix: "on Gateway team-a/inference have no hostname"},
+		"PoolNoDomain":             {input: map[string]any{"traffic": map[string]any{"gateway": map[string]any{"name": "inference", "namespace": "gateways", "inferenceExtension": map[string]any{"enabled": true}}}}, field: "input.traffic.gateway.domain", fix: "the oldest takes them all"},
 		"PickerBadFailureMode":     {input: poolInput(map[string]any{"failureMode": "FailSoft"}, nil), field: "input.traffic.gateway.inferenceExtension.failureMode", fix: "use FailClose or FailOpen"},
 		"PickerBadImage":           {input: poolInput(nil, map[string]any{"image": "epp latest"}), field: "input.traffic.gateway.inferenceExtension.picker.image", fix: "is not an image reference"},
 		"PickerManagedFlag":        {input: poolInput(nil, map[string]any{"args": []any{"--v", "2", "--pool-name=other"}}), field: "input.traffic.gateway.inferenceExtension.picker.args[2]", fix: "sets a flag the function sets"},
@@ -333,6 +336,8 @@ func TestBadInput(t *testing.T) {
 		"PipelineNegative":           {xr: set(map[string]any{"pipeline": -1}, "spec", "parallelism"), field: "spec.parallelism.pipeline", fix: "use the number of nodes (1)"},
 		"NodesWithCanary":            {xr: both(set(2, "spec", "nodes"), set("ReadWriteMany", "spec", "storage", "accessMode"), traffic(tv("1", 90, ""), tv("2", 10, "hf://org/v2"))), field: "spec.traffic", fix: "roll the new weights out in place by changing spec.model"},
 		"NodesWithAutoscaling":       {xr: both(set(2, "spec", "nodes"), set("ReadWriteMany", "spec", "storage", "accessMode"), set(map[string]any{"min": 1, "max": 3}, "spec", "replicas"), set(map[string]any{"enabled": true}, "spec", "autoscaling")), field: "spec.autoscaling.enabled", fix: "set it to false and size spec.replicas.min"},
+		"NodesNotIsolated":           {xr: both(set(2, "spec", "nodes"), set("ReadWriteMany", "spec", "storage", "accessMode")), field: "spec.nodes", fix: "the platform must turn on input.networkPolicy.enabled (each group then admits only its own pods to them) or, if the cluster isolates the groups itself, set input.runtimes.vllm.multiNode.isolatedByCluster"},
+		"NodesNotIsolatedInputOff":   {xr: both(set(2, "spec", "nodes"), set("ReadWriteMany", "spec", "storage", "accessMode")), input: map[string]any{"networkPolicy": map[string]any{"enabled": false}, "runtimes": map[string]any{"vllm": map[string]any{"multiNode": map[string]any{"serverCommand": []any{"vllm", "serve"}, "isolatedByCluster": false}}}}, field: "spec.nodes", fix: "set input.runtimes.vllm.multiNode.isolatedByCluster"},
 		"NodesReadWriteOnce":         {xr: both(set(2, "spec", "nodes"), set("ReadWriteOnce", "spec", "storage", "accessMode")), field: "spec.storage.accessMode", fix: "use ReadWriteMany"},
 		"NodesInputReadWriteOnce":    {xr: set(2, "spec", "nodes"), field: "input.storage.accessMode", fix: "use ReadWriteMany"},
 		"ServeArgsTensorParallel":    {xr: both(set(2, "spec", "resources", "gpu"), set(map[string]any{"tensor": 2}, "spec", "parallelism"), set(map[string]any{"args": []any{"--model=$(MODEL_DIR)", "--tensor-parallel-size=4"}}, "spec", "serve")), field: "spec.serve.args[1]", fix: "set by the function from spec.parallelism"},
@@ -757,5 +762,5 @@ func poolInput(ext, picker map[string]any) map[string]any {
 	if picker != nil {
 		x["picker"] = picker
 	}
-	return map[string]any{"traffic": map[string]any{"gateway": map[string]any{"name": "inference", "namespace": "gateways", "inferenceExtension": x}}}
+	return map[string]any{"traffic": map[string]any{"gateway": map[string]any{"name": "inference", "namespace": "gateways", "domain": "models.example.com", "inferenceExtension": x}}}
 }

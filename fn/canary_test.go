@@ -868,3 +868,51 @@ func TestTrafficReplicasAddUp(t *testing.T) {
 		})
 	}
 }
+
+// TestSharedGatewayHostnames renders claims of two namespaces, and two
+// claims of one, on one shared Gateway (a split's route and a route to an
+// InferencePool alike): each route has one hostname, its own, so no two
+// claims' routes match the same requests. The claims carry the same
+// model, so only their names and namespaces tell them apart.
+func TestSharedGatewayHostnames(t *testing.T) {
+	claim := func(t testing.TB, name, namespace string) map[string]any {
+		xr := canaryXR(t)
+		setPath(xr, name, "metadata", "labels", "crossplane.io/claim-name")
+		setPath(xr, namespace, "metadata", "labels", "crossplane.io/claim-namespace")
+		setPath(xr, name+"-x1y2z", "metadata", "name")
+		return xr
+	}
+	claims := [][2]string{{"llama", "team-a"}, {"llama", "team-b"}, {"chat", "team-a"}}
+	for mode, in := range map[string]func(testing.TB) map[string]any{
+		"split": gatewayInput,
+		"pool":  func(testing.TB) map[string]any { return poolInput(nil, nil) },
+	} {
+		t.Run(mode, func(t *testing.T) {
+			owner := map[string]string{}
+			for _, c := range claims {
+				rsp, _ := settle(t, claim(t, c[0], c[1]), in(t), world{RouteState: "accepted"}, nil)
+				if msg := fatalMessage(rsp); msg != "" {
+					t.Fatalf("%s/%s: %s", c[1], c[0], msg)
+				}
+				r := desiredObject[gatewayv1.HTTPRoute](t, rsp, render.ResourceRoute)
+				if r == nil {
+					t.Fatalf("%s/%s: no HTTPRoute; desired %v", c[1], c[0], desiredNames(rsp))
+				}
+				if p := r.Spec.ParentRefs; len(p) != 1 || p[0].Namespace == nil || *p[0].Namespace != "gateways" {
+					t.Errorf("%s/%s: parentRefs %+v, want the shared Gateway in gateways", c[1], c[0], p)
+				}
+				if len(r.Spec.Hostnames) != 1 {
+					t.Fatalf("%s/%s: hostnames %v, want one of its own", c[1], c[0], r.Spec.Hostnames)
+				}
+				h := string(r.Spec.Hostnames[0])
+				if want := c[0] + "." + c[1] + ".models.example.com"; h != want {
+					t.Errorf("%s/%s: hostname %q, want %q", c[1], c[0], h, want)
+				}
+				if o, taken := owner[h]; taken {
+					t.Errorf("%s/%s and %s both route hostname %q", c[1], c[0], o, h)
+				}
+				owner[h] = c[1] + "/" + c[0]
+			}
+		})
+	}
+}

@@ -32,7 +32,7 @@ var multiNodeStages = []string{"starting", "serving", "degraded", "rolling"}
 // fn/testdata/golden/multi-node-*. With -update it rewrites the golden
 // files and the observed fixtures, which the render tests read.
 func TestGoldenMultiNode(t *testing.T) {
-	input := compositionInput(t)
+	input := multiNodeInput(t)
 	xr := readYAML(t, multiNodeXR)
 	t.Run("fresh", func(t *testing.T) {
 		compareGolden(t, "multi-node-fresh", run(t, newRequest(t, xr, input)))
@@ -46,6 +46,16 @@ func TestGoldenMultiNode(t *testing.T) {
 			compareGolden(t, "multi-node-"+stage, run(t, newRequest(t, xr, input, readObserved(t, fixture)...)))
 		})
 	}
+}
+
+// multiNodeInput is the Input of examples/multi-node/composition.yaml:
+// NetworkPolicies on, which spec.nodes > 1 needs.
+func multiNodeInput(t testing.TB) map[string]any {
+	t.Helper()
+	comp := readYAML(t, "../examples/multi-node/composition.yaml")
+	steps, _ := nested(comp, "spec", "pipeline")
+	in, _ := steps.([]any)[0].(map[string]any)["input"].(map[string]any)
+	return in
 }
 
 // lwsStatus is a LeaderWorkerSet status as the LWS controller writes it:
@@ -100,7 +110,14 @@ func multiNodeStageObserved(t testing.TB, xr, input map[string]any, stage string
 	}
 	lws := observedFrom(t, servers, render.ResourceLeaderWorkerSet, st)
 	setPath(lws.Object, int64(1), "metadata", "generation")
-	return append(weights, lws, observedFrom(t, servers, render.ResourceService, nil))
+	out := append(weights, lws, observedFrom(t, servers, render.ResourceService, nil))
+	// The NetworkPolicies: the servers', the pull pods' and each group's.
+	for _, n := range desiredNames(servers) {
+		if strings.HasPrefix(n, render.ResourceNetworkPolicy) {
+			out = append(out, observedFrom(t, servers, n, nil))
+		}
+	}
+	return out
 }
 
 // TestLeaderWorkerSetRender checks the groups of examples/multi-node once
@@ -108,7 +125,7 @@ func multiNodeStageObserved(t testing.TB, xr, input map[string]any, stage string
 // the read-only weights on every pod, probes on the leader only, the
 // rollout bounds, and a Service that selects the leaders only.
 func TestLeaderWorkerSetRender(t *testing.T) {
-	input := compositionInput(t)
+	input := multiNodeInput(t)
 	xr := readYAML(t, multiNodeXR)
 	rsp := run(t, newRequest(t, xr, input, readObserved(t, filepath.Join(multiNodeObserved, "serving.yaml"))...))
 	if msg := fatalMessage(rsp); msg != "" {
@@ -188,7 +205,7 @@ func TestLeaderWorkerSetRender(t *testing.T) {
 // TestLeaderWorkerSetStatus reads each stage's LWS status into readiness,
 // ServerReady, phase and status.readyReplicas (groups).
 func TestLeaderWorkerSetStatus(t *testing.T) {
-	input := compositionInput(t)
+	input := multiNodeInput(t)
 	xr := readYAML(t, multiNodeXR)
 	type result struct {
 		Ready       bool
@@ -263,12 +280,16 @@ func TestLWSReady(t *testing.T) {
 func TestMultiNodeResolve(t *testing.T) {
 	cases := map[string]struct {
 		spec     string
+		in       map[string]any
 		wantArgs []string
 		groups   bool
 	}{
-		"Defaults": {spec: `{nodes: 2, resources: {gpu: 4}, storage: {accessMode: ReadWriteMany}}`,
+		"Defaults": {spec: `{nodes: 2, resources: {gpu: 4}, storage: {accessMode: ReadWriteMany}}`, in: map[string]any{"networkPolicy": map[string]any{"enabled": true}},
 			wantArgs: []string{"--tensor-parallel-size=4", "--pipeline-parallel-size=2", "--distributed-executor-backend=ray"}, groups: true},
+		// Groups without NetworkPolicies, where the platform says its
+		// cluster isolates them.
 		"TensorAcrossNodes": {spec: `{nodes: 2, parallelism: {tensor: 16, pipeline: 1}, resources: {gpu: 8}, storage: {accessMode: ReadWriteMany}}`,
+			in:       map[string]any{"runtimes": map[string]any{"vllm": map[string]any{"multiNode": map[string]any{"serverCommand": []any{"vllm", "serve"}, "isolatedByCluster": true}}}},
 			wantArgs: []string{"--tensor-parallel-size=16", "--pipeline-parallel-size=1", "--distributed-executor-backend=ray"}, groups: true},
 		"OneNodeParallel": {spec: `{parallelism: {tensor: 4}, resources: {gpu: 4}}`,
 			wantArgs: []string{"--tensor-parallel-size=4", "--pipeline-parallel-size=1"}},
@@ -281,7 +302,7 @@ func TestMultiNodeResolve(t *testing.T) {
 			for k, v := range mustYAML(tc.spec) {
 				xr["spec"].(map[string]any)[k] = v
 			}
-			rsp, _ := pulled(t, xr, nil)
+			rsp, _ := pulled(t, xr, tc.in)
 			if msg := fatalMessage(rsp); msg != "" {
 				t.Fatal(msg)
 			}
@@ -347,7 +368,7 @@ func TestGroupsMaxUnavailable(t *testing.T) {
 // TestOneGroupWarns checks the warning for a multi-node service of one
 // group, which every rollout replaces in place, and its absence for two.
 func TestOneGroupWarns(t *testing.T) {
-	input := compositionInput(t)
+	input := multiNodeInput(t)
 	for _, c := range []struct {
 		min  int64
 		warn bool

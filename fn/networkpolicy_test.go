@@ -1,10 +1,12 @@
 package fn
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/inferno-ai/function-inferno/internal/kinds/lws"
 	"github.com/inferno-ai/function-inferno/internal/render"
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
@@ -14,14 +16,17 @@ import (
 )
 
 // TestNetworkPolicies: with input.networkPolicy on, the servers of every
-// version accept traffic only from their own namespace, the Gateway's and
-// the metrics namespace, and the pull pods from nowhere; each policy
+// version accept traffic only from their own namespace and the Gateway's
+// on the serving port and from the metrics namespace on the metrics port
+// (every rule names its port), and the pull pods from nowhere; each policy
 // selects exactly its pods. Off, there are none.
 func TestNetworkPolicies(t *testing.T) {
-	gateway := map[string]any{"name": "inference", "namespace": "gateways"}
+	gateway := map[string]any{"name": "inference", "namespace": "gateways", "domain": "models.example.com"}
 	type policies struct {
-		Names      map[string]string // composition resource → object name
-		ServerFrom []string          // namespaces the servers accept traffic from
+		Names map[string]string // composition resource → object name
+		// ServerRules are the servers' ingress rules, each "namespaces →
+		// ports".
+		ServerRules []string
 	}
 	cases := map[string]struct {
 		xr   func(t testing.TB) map[string]any
@@ -32,17 +37,35 @@ func TestNetworkPolicies(t *testing.T) {
 		"OwnNamespaceOnly": {
 			xr:   func(testing.TB) map[string]any { return testXR() },
 			in:   map[string]any{"networkPolicy": map[string]any{"enabled": true}},
-			want: policies{Names: map[string]string{render.ResourceNetworkPolicy: "llama", render.ResourceNetworkPolicyPull: "llama.pull"}, ServerFrom: []string{"team-a"}},
+			want: policies{Names: map[string]string{render.ResourceNetworkPolicy: "llama", render.ResourceNetworkPolicyPull: "llama.pull"}, ServerRules: []string{"team-a → 8000"}},
 		},
 		"GatewayFromTraffic": {
 			xr:   canaryXR,
 			in:   map[string]any{"networkPolicy": map[string]any{"enabled": true, "metricsNamespace": "monitoring"}, "traffic": map[string]any{"gateway": gateway}},
-			want: policies{Names: map[string]string{render.ResourceNetworkPolicy: "llama", render.ResourceNetworkPolicyPull: "llama.pull"}, ServerFrom: []string{"team-a", "gateways", "monitoring"}},
+			want: policies{Names: map[string]string{render.ResourceNetworkPolicy: "llama", render.ResourceNetworkPolicyPull: "llama.pull"}, ServerRules: []string{"team-a,gateways → 8000", "monitoring → 8000"}},
 		},
 		"GatewayDataPlaneNamespace": {
 			xr:   func(testing.TB) map[string]any { return testXR() },
 			in:   map[string]any{"networkPolicy": map[string]any{"enabled": true, "gatewayNamespace": "envoy-gateway-system", "metricsNamespace": "team-a"}, "traffic": map[string]any{"gateway": gateway}},
-			want: policies{Names: map[string]string{render.ResourceNetworkPolicy: "llama", render.ResourceNetworkPolicyPull: "llama.pull"}, ServerFrom: []string{"team-a", "envoy-gateway-system"}},
+			want: policies{Names: map[string]string{render.ResourceNetworkPolicy: "llama", render.ResourceNetworkPolicyPull: "llama.pull"}, ServerRules: []string{"team-a,envoy-gateway-system → 8000", "team-a → 8000"}},
+		},
+		"MetricsPortOfItsOwn": {
+			xr: func(testing.TB) map[string]any {
+				xr := testXR()
+				setPath(xr, "triton", "spec", "model", "framework")
+				return xr
+			},
+			in:   map[string]any{"networkPolicy": map[string]any{"enabled": true, "metricsNamespace": "monitoring"}},
+			want: policies{Names: map[string]string{render.ResourceNetworkPolicy: "llama", render.ResourceNetworkPolicyPull: "llama.pull"}, ServerRules: []string{"team-a → 8000", "monitoring → 8002"}},
+		},
+		"NoMetricsNoMetricsRule": {
+			xr: func(testing.TB) map[string]any {
+				xr := testXR()
+				setPath(xr, "ollama", "spec", "model", "framework")
+				return xr
+			},
+			in:   map[string]any{"networkPolicy": map[string]any{"enabled": true, "metricsNamespace": "monitoring"}},
+			want: policies{Names: map[string]string{render.ResourceNetworkPolicy: "llama", render.ResourceNetworkPolicyPull: "llama.pull"}, ServerRules: []string{"team-a → 11434"}},
 		},
 		"UserVolumeNoPulls": {
 			xr: func(testing.TB) map[string]any {
@@ -51,7 +74,7 @@ func TestNetworkPolicies(t *testing.T) {
 				return xr
 			},
 			in:   map[string]any{"networkPolicy": map[string]any{"enabled": true}},
-			want: policies{Names: map[string]string{render.ResourceNetworkPolicy: "llama"}, ServerFrom: []string{"team-a"}},
+			want: policies{Names: map[string]string{render.ResourceNetworkPolicy: "llama"}, ServerRules: []string{"team-a → 8000"}},
 		},
 		"ModelCache": {
 			xr:   func(t testing.TB) map[string]any { return readYAML(t, cacheXRPath) },
@@ -73,8 +96,15 @@ func TestNetworkPolicies(t *testing.T) {
 					t.Errorf("%s is not ready once observed", rn)
 				}
 				if rn == render.ResourceNetworkPolicy {
-					for _, p := range np.Spec.Ingress[0].From {
-						got.ServerFrom = append(got.ServerFrom, p.NamespaceSelector.MatchLabels[render.LabelNamespaceName])
+					for _, r := range np.Spec.Ingress {
+						var from, ports []string
+						for _, p := range r.From {
+							from = append(from, p.NamespaceSelector.MatchLabels[render.LabelNamespaceName])
+						}
+						for _, p := range r.Ports {
+							ports = append(ports, p.Port.String())
+						}
+						got.ServerRules = append(got.ServerRules, strings.Join(from, ",")+" → "+strings.Join(ports, ","))
 					}
 				} else if len(np.Spec.Ingress) != 0 || len(np.Spec.PolicyTypes) != 1 || np.Spec.PolicyTypes[0] != networkingv1.PolicyTypeIngress {
 					t.Errorf("the pull pods' policy allows ingress: %+v", np.Spec)
@@ -122,5 +152,64 @@ func TestNetworkPolicySelectors(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("pods each policy selects (-want +got):\n%s", diff)
+	}
+}
+
+// TestGroupPolicies: with spec.nodes > 1, each group the LeaderWorkerSet
+// may run (its groups and the rollout's surge groups) gets a policy that
+// selects the group's pods by the LWS labels and admits the group's pods
+// alone; the servers' policy admits namespaces on the serving and metrics
+// ports only, so the leader's Ray port is reachable from its group alone.
+func TestGroupPolicies(t *testing.T) {
+	in := multiNodeInput(t)
+	xr := readYAML(t, multiNodeXR)
+	rsp := run(t, newRequest(t, xr, in, readObserved(t, multiNodeObserved+"/serving.yaml")...))
+	if msg := fatalMessage(rsp); msg != "" {
+		t.Fatal(msg)
+	}
+	set := desiredObject[lws.LeaderWorkerSet](t, rsp, render.ResourceLeaderWorkerSet)
+	ray := set.Spec.LeaderWorkerTemplate.LeaderTemplate.Spec.Containers[0].Ports
+	// 2 groups and input.rollout's default maxSurge of 1.
+	var got []string
+	for i := range int32(4) {
+		rn := render.GroupPolicyResource(i)
+		if _, ok := rsp.GetDesired().GetResources()[rn]; !ok {
+			continue
+		}
+		np := desiredObject[networkingv1.NetworkPolicy](t, rsp, rn)
+		group := labels.Set{lws.SetNameLabel: set.Name, lws.GroupIndexLabel: strconv.Itoa(int(i))}
+		other := labels.Set{lws.SetNameLabel: set.Name, lws.GroupIndexLabel: strconv.Itoa(int(i) + 1)}
+		sel, _ := metav1.LabelSelectorAsSelector(&np.Spec.PodSelector)
+		if !sel.Matches(group) || sel.Matches(other) {
+			t.Errorf("%s selects %s: not exactly group %d", rn, sel, i)
+		}
+		if len(np.Spec.Ingress) != 1 || len(np.Spec.Ingress[0].From) != 1 {
+			t.Fatalf("%s: ingress %+v, want one rule of one peer", rn, np.Spec.Ingress)
+		}
+		peer := np.Spec.Ingress[0].From[0]
+		from, _ := metav1.LabelSelectorAsSelector(peer.PodSelector)
+		if peer.NamespaceSelector != nil || peer.IPBlock != nil || !from.Matches(group) || from.Matches(other) {
+			t.Errorf("%s admits %+v: not group %d alone", rn, peer, i)
+		}
+		got = append(got, np.Name)
+	}
+	if want := []string{"llama-405b.group-0", "llama-405b.group-1", "llama-405b.group-2"}; !cmp.Equal(want, got) {
+		t.Errorf("group policies %v, want %v", got, want)
+	}
+	server := desiredObject[networkingv1.NetworkPolicy](t, rsp, render.ResourceNetworkPolicy)
+	for _, r := range server.Spec.Ingress {
+		for _, p := range r.From {
+			if p.NamespaceSelector == nil {
+				t.Errorf("server rule %+v admits pods, not namespaces", r)
+			}
+		}
+		if len(r.Ports) != 1 || r.Ports[0].Port.IntValue() != 8000 {
+			t.Errorf("server rule admits ports %+v, want the serving port 8000 alone", r.Ports)
+		}
+	}
+	for _, p := range ray {
+		if p.Name == "ray" && p.ContainerPort == 8000 {
+			t.Errorf("the Ray port is the serving port")
+		}
 	}
 }

@@ -107,13 +107,15 @@ type Input struct {
 	Policy *Policy `json:"policy,omitempty"`
 
 	// NetworkPolicy, when enabled, gives every InferenceService and
-	// ModelCache NetworkPolicies: the servers accept traffic only from
-	// their own namespace, the Gateway's and a metrics namespace (and
-	// KEDA's, for a claim that scales to zero through its HTTP add-on); an
-	// endpoint picker only from the Gateway's namespace on its ext-proc
-	// port and the metrics namespace on its metrics port; pull pods accept
-	// none. Enforcing them needs a CNI that implements
-	// NetworkPolicy.
+	// ModelCache NetworkPolicies, each rule naming its port: the servers
+	// accept requests only from their own namespace and the Gateway's (and
+	// KEDA's, for a claim that scales to zero through its HTTP add-on) on
+	// their serving port, and the metrics namespace on their metrics port;
+	// the pods of a multi-node group (spec.nodes > 1) reach each other, and
+	// nothing else reaches the group's Ray ports; an endpoint picker
+	// accepts only the Gateway's namespace on its ext-proc port and the
+	// metrics namespace on its metrics port; pull pods accept none.
+	// Enforcing them needs a CNI that implements NetworkPolicy.
 	// +optional
 	NetworkPolicy *NetworkPolicySettings `json:"networkPolicy,omitempty"`
 
@@ -276,7 +278,9 @@ type NetworkPolicySettings struct {
 	GatewayNamespace string `json:"gatewayNamespace,omitempty"`
 
 	// MetricsNamespace is where the metrics scraper (Prometheus) runs.
-	// The servers admit it on every port. Required when the servers are
+	// The servers admit it on their metrics port (the runtime's
+	// metricsPort, else its serving port), the endpoint picker on its
+	// metrics port. Required when the servers are
 	// scraped (input.monitoring.podMonitor, or a claim that scales to zero
 	// with input.keda): such claims are refused without it rather than
 	// admit a guessed namespace, which whoever may create a namespace of
@@ -367,8 +371,11 @@ type GatewayParent struct {
 	// +kubebuilder:validation:MaxLength=253
 	SectionName string `json:"sectionName,omitempty"`
 
-	// Domain, when set, gives every route the hostname
-	// <name>.<namespace>.<domain> and the claim status.routeURL.
+	// Domain gives every route the hostname <name>.<namespace>.<domain>
+	// and the claim status.routeURL; the Gateway's listener must serve
+	// it (e.g. *.<domain>). Required: without it a route has no hostname
+	// and matches every request on the Gateway, so two claims' routes
+	// would match the same requests; claims are refused until it is set.
 	// +optional
 	// +kubebuilder:validation:MaxLength=200
 	Domain string `json:"domain,omitempty"`

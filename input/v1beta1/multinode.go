@@ -29,6 +29,19 @@ type MultiNodePreset struct {
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=64
 	MaxNodes *int32 `json:"maxNodes,omitempty"`
+
+	// IsolatedByCluster is the platform's promise that the cluster itself
+	// keeps every pod outside a group from reaching the group's pods on
+	// any port but the server's: a CNI policy of the platform's own, a
+	// namespace per tenant whose pods nothing else can reach, or nodes and
+	// a network that only the groups use. The leader runs a Ray head,
+	// which has no authentication: whoever reaches its ports (GCS,
+	// dashboard, client server, raylets, workers) runs code in the group
+	// and reads the model. Without it, spec.nodes above 1 is refused
+	// unless networkPolicy.enabled, which gives each group a NetworkPolicy
+	// that admits only the group's own pods. Defaults to false.
+	// +optional
+	IsolatedByCluster bool `json:"isolatedByCluster,omitempty"`
 }
 
 // Defaults of a MultiNodePreset.

@@ -92,6 +92,18 @@ func (p *Plan) Resources() ([]render.Resource, []string) {
 			add(render.ResourceNetworkPolicyPull, render.PullPolicy(s), o.Observed(render.ResourceNetworkPolicyPull))
 		}
 		add(render.ResourceNetworkPolicy, render.ServerPolicy(s), o.Observed(render.ResourceNetworkPolicy))
+		if s.Groups() {
+			// One per group the LeaderWorkerSet may run, surge groups
+			// included; a group without its policy cannot form.
+			vp := p.Versions[0]
+			groups := vp.Servers
+			if vp.LWS != nil {
+				groups = max(groups, render.DesiredGroups(vp.LWS))
+			}
+			for i := range render.GroupCount(s, groups) {
+				add(render.GroupPolicyResource(i), render.GroupPolicy(s, i), o.Observed(render.GroupPolicyResource(i)))
+			}
+		}
 		if p.Pool != nil {
 			add(render.ResourceNetworkPolicyPicker, render.PickerPolicy(s), o.Observed(render.ResourceNetworkPolicyPicker))
 		}

@@ -105,6 +105,18 @@ func GroupsMaxUnavailable(v intstr.IntOrString) intstr.IntOrString {
 	return v
 }
 
+// GroupCount is how many groups a LeaderWorkerSet of replicas groups may
+// run at once, indices 0 to GroupCount-1: during a rollout the LWS
+// controller (v0.7.0) adds surge groups after the last, maxSurge of them
+// (a percentage of replicas rounded up), never more than replicas.
+func GroupCount(s *resolve.Spec, replicas int32) int32 {
+	surge, err := intstr.GetScaledValueFromIntOrPercent(&s.Rollout.MaxSurge, int(replicas), true)
+	if err != nil || surge < 0 {
+		surge = 0
+	}
+	return replicas + min(int32(surge), replicas)
+}
+
 // LeaderSelector selects the leaders of the groups: only they serve.
 func LeaderSelector(s *resolve.Spec) map[string]string {
 	sel := s.Selector()

@@ -2,7 +2,9 @@ package render
 
 import (
 	"slices"
+	"strconv"
 
+	"github.com/inferno-ai/function-inferno/internal/kinds/lws"
 	"github.com/inferno-ai/function-inferno/internal/resolve"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
@@ -39,9 +41,18 @@ func pullPolicyName(s *resolve.Spec) string {
 }
 
 // ServerPolicy builds the NetworkPolicy of the servers of every
-// version: ingress only from pods of the claim's namespace, the Gateway's
-// and the metrics namespace. Egress is left alone. Kubelet probes come
-// from the node, which NetworkPolicy implementations let through.
+// version (a group's leader and workers too). Each rule names its port:
+//  1. the claim's namespace (its clients and the endpoint picker), the
+//     Gateway's data plane and, for a claim that scales to zero through
+//     KEDA's HTTP add-on, its interceptor reach the serving port only;
+//  2. the metrics namespace reaches the metrics port (the serving port
+//     when the runtime serves its metrics there), when the runtime has
+//     metrics;
+//  3. nothing else reaches any port: a group's Ray ports are its own
+//     (GroupPolicy).
+//
+// Egress is left alone. Kubelet probes come from the node, which
+// NetworkPolicy implementations let through.
 func ServerPolicy(s *resolve.Spec) *networkingv1.NetworkPolicy {
 	namespaces := s.NetworkPolicy.From
 	// KEDA's HTTP interceptor forwards the requests of a claim that scales
@@ -54,7 +65,11 @@ func ServerPolicy(s *resolve.Spec) *networkingv1.NetworkPolicy {
 	for i, ns := range namespaces {
 		// A namespace selector even for the claim's own: an empty pod
 		// selector would be an empty object, which server-side apply drops.
-		from[i] = networkingv1.NetworkPolicyPeer{NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{LabelNamespaceName: ns}}}
+		from[i] = namespacePeer(ns)[0]
+	}
+	rules := []networkingv1.NetworkPolicyIngressRule{{From: from, Ports: tcpPort(servingPort(s))}}
+	if m, port := s.NetworkPolicy.Metrics, metricsPort(s); m != "" && port != 0 {
+		rules = append(rules, networkingv1.NetworkPolicyIngressRule{From: namespacePeer(m), Ports: tcpPort(port)})
 	}
 	return &networkingv1.NetworkPolicy{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "networking.k8s.io/v1", Kind: "NetworkPolicy"},
@@ -68,7 +83,71 @@ func ServerPolicy(s *resolve.Spec) *networkingv1.NetworkPolicy {
 				}},
 			},
 			PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeIngress},
-			Ingress:     []networkingv1.NetworkPolicyIngressRule{{From: from}},
+			Ingress:     rules,
+		},
+	}
+}
+
+// servingPort is the port the servers listen on (the container port
+// PortName).
+func servingPort(s *resolve.Spec) int32 { return *s.Runtime.Port }
+
+// metricsPort is the port the runtime serves its metrics on: its
+// metricsPort, else its serving port; 0 when it has no metrics
+// (no metricsPath).
+func metricsPort(s *resolve.Spec) int32 {
+	switch {
+	case s.Runtime.MetricsPath == "":
+		return 0
+	case s.Runtime.MetricsPort != nil:
+		return *s.Runtime.MetricsPort
+	}
+	return servingPort(s)
+}
+
+// namespacePeer admits the pods of one namespace.
+func namespacePeer(ns string) []networkingv1.NetworkPolicyPeer {
+	return []networkingv1.NetworkPolicyPeer{{NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{LabelNamespaceName: ns}}}}
+}
+
+// tcpPort is one TCP port of a rule.
+func tcpPort(n int32) []networkingv1.NetworkPolicyPort {
+	p := intstr.FromInt32(n)
+	return []networkingv1.NetworkPolicyPort{{Protocol: ptr.To(corev1.ProtocolTCP), Port: &p}}
+}
+
+// GroupPolicyResource is the composition resource name of group i's
+// NetworkPolicy.
+func GroupPolicyResource(i int32) string {
+	return ResourceNetworkPolicy + "-group-" + strconv.Itoa(int(i))
+}
+
+// groupPolicyName names group i's NetworkPolicy. Claim names have no dots,
+// so "<name>.group-<i>" is never another claim's policy.
+func groupPolicyName(s *resolve.Spec, i int32) string {
+	return s.Name + ".group-" + strconv.Itoa(int(i))
+}
+
+// GroupPolicy builds the NetworkPolicy of group i of the claim's
+// LeaderWorkerSet: the pods of the group (the LWS pod webhook labels each
+// with the set's name and its group's index) reach each other on every
+// port, and no other pod reaches them but as ServerPolicy admits (the
+// serving and metrics ports). Its rule names the group, not ports: the
+// leader's Ray head, which has no authentication, listens on the preset's
+// rayPort, and Ray's raylets, object managers and workers and the
+// runtime's collective communication (NCCL, Gloo) on ports they choose at
+// random; whoever reaches them runs code in the group. NetworkPolicy
+// cannot say "the target's own group" in one rule, so each group has its
+// own policy (GroupCount).
+func GroupPolicy(s *resolve.Spec, i int32) *networkingv1.NetworkPolicy {
+	group := map[string]string{lws.SetNameLabel: s.Primary().ServerName(s), lws.GroupIndexLabel: strconv.Itoa(int(i))}
+	return &networkingv1.NetworkPolicy{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "networking.k8s.io/v1", Kind: "NetworkPolicy"},
+		ObjectMeta: metav1.ObjectMeta{Name: groupPolicyName(s, i), Namespace: s.Namespace, Labels: s.Labels(s.Primary(), resolve.ComponentServer)},
+		Spec: networkingv1.NetworkPolicySpec{
+			PodSelector: metav1.LabelSelector{MatchLabels: group},
+			PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeIngress},
+			Ingress:     []networkingv1.NetworkPolicyIngressRule{{From: []networkingv1.NetworkPolicyPeer{{PodSelector: &metav1.LabelSelector{MatchLabels: group}}}}},
 		},
 	}
 }
@@ -98,20 +177,13 @@ func NetworkPolicyReady(observed runtime.Object) bool { return Exists(observed) 
 // is the kubelet's, from the node). It calls the servers, whose policy
 // admits the claim's own namespace.
 func PickerPolicy(s *resolve.Spec) *networkingv1.NetworkPolicy {
-	peer := func(ns string) []networkingv1.NetworkPolicyPeer {
-		return []networkingv1.NetworkPolicyPeer{{NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{LabelNamespaceName: ns}}}}
-	}
-	port := func(n int32) []networkingv1.NetworkPolicyPort {
-		p := intstr.FromInt32(n)
-		return []networkingv1.NetworkPolicyPort{{Protocol: ptr.To(corev1.ProtocolTCP), Port: &p}}
-	}
 	gw := s.NetworkPolicy.Gateway
 	if gw == "" {
 		gw = s.Gateway.Namespace
 	}
-	rules := []networkingv1.NetworkPolicyIngressRule{{From: peer(gw), Ports: port(int32(pickerGRPCPort))}}
+	rules := []networkingv1.NetworkPolicyIngressRule{{From: namespacePeer(gw), Ports: tcpPort(int32(pickerGRPCPort))}}
 	if m := s.NetworkPolicy.Metrics; m != "" {
-		rules = append(rules, networkingv1.NetworkPolicyIngressRule{From: peer(m), Ports: port(pickerMetrics)})
+		rules = append(rules, networkingv1.NetworkPolicyIngressRule{From: namespacePeer(m), Ports: tcpPort(pickerMetrics)})
 	}
 	return &networkingv1.NetworkPolicy{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "networking.k8s.io/v1", Kind: "NetworkPolicy"},

@@ -147,6 +147,19 @@ func resolveMultiNode(spec v1alpha1.InferenceServiceSpec, fw v1alpha1.Framework,
 	return out
 }
 
+// checkGroupIsolation refuses groups (spec.nodes > 1) that nothing
+// isolates: the leader runs a Ray head without authentication, and
+// whoever reaches its ports runs code in the group. Either the Input's
+// NetworkPolicy is on (each group then gets a policy that admits only its
+// own pods to them, render.GroupPolicy), or the runtime's multiNode preset
+// says the cluster isolates the groups itself (isolatedByCluster).
+func checkGroupIsolation(mn *multiNode, fw v1alpha1.Framework, rt v1beta1.RuntimePreset, np *networkPolicy, errs *FieldErrors) {
+	if mn == nil || mn.Nodes < 2 || np != nil || rt.MultiNode == nil || rt.MultiNode.IsolatedByCluster {
+		return
+	}
+	errs.Add("spec.nodes", "%d needs the groups isolated, and the platform's Input does not: each group's leader runs a Ray head without authentication on port %d (and Ray opens more), so any pod that reaches it runs code in the group; the platform must turn on input.networkPolicy.enabled (each group then admits only its own pods to them) or, if the cluster isolates the groups itself, set input.runtimes.%s.multiNode.isolatedByCluster; or use spec.nodes 1", mn.Nodes, mn.RayPort, fw)
+}
+
 // args are the runtime flags of the parallel sizes, and on more than one
 // node Ray as the executor.
 func (mn *multiNode) args() []string {

@@ -10,8 +10,9 @@ import (
 // networkPolicy is the Input's NetworkPolicy settings, checked: the
 // namespaces besides the claim's own whose pods may reach the servers.
 type networkPolicy struct {
-	// From are the namespaces the servers accept traffic from, the claim's
-	// own first, without repeats.
+	// From are the namespaces the servers accept requests from on their
+	// serving port, the claim's own first, then the Gateway's, without
+	// repeats. The metrics namespace is Metrics, on the metrics port.
 	From []string
 	// Interceptor is the namespace of KEDA's HTTP add-on, whose
 	// interceptor the servers of a claim that scales to zero through it
@@ -46,10 +47,8 @@ func resolveNetworkPolicy(namespace string, in *v1beta1.Input, errs *FieldErrors
 		}
 	}
 	out := &networkPolicy{From: []string{namespace}, Gateway: gw, Metrics: np.MetricsNamespace}
-	for _, ns := range []string{gw, np.MetricsNamespace} {
-		if ns != "" && !slices.Contains(out.From, ns) {
-			out.From = append(out.From, ns)
-		}
+	if gw != "" && !slices.Contains(out.From, gw) {
+		out.From = append(out.From, gw)
 	}
 	if k, ok := in.ScaleToZero(); ok && k.HTTPAddOn != nil {
 		out.Interceptor = np.KEDANamespace

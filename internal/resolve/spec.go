@@ -97,6 +97,7 @@ func Resolve(xr *v1alpha1.XInferenceService, in *v1beta1.Input) (*Spec, []string
 	// The NetworkPolicy's refusals are reported after the policy's.
 	var npErrs FieldErrors
 	np := resolveNetworkPolicy(ns, in, &npErrs)
+	checkGroupIsolation(mn, m.Framework, rt, np, &npErrs)
 	pm := resolvePodMonitor(rt, in, &errs)
 	if np != nil && in.NetworkPolicy.MetricsNamespace == "" && (pm != nil || bounds.Autoscaling != nil && bounds.Autoscaling.ScaleToZero != nil) {
 		// Refused rather than guessed: a namespace admitted by its name

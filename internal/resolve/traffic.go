@@ -327,8 +327,19 @@ func pulledAny(versions []Version) bool {
 }
 
 // resolveGateway checks the Input's Gateway API parent. A claim gets its
-// HTTPRoute with its first split, and keeps it while the Input names the
-// Gateway.
+// HTTPRoute with its first split (or with the inference extension), and
+// keeps it while the Input names the Gateway.
+//
+// The Gateway needs a domain: every route's hostname is then
+// <name>.<namespace>.<domain>, and as neither a claim's name nor a
+// namespace has dots, two claims' hostnames differ, whatever the domains
+// of the Inputs that share the Gateway (equal hostnames have as many
+// labels, so the same name, namespace and domain). Without a domain a
+// route has no hostname and matches every request the Gateway takes, and
+// of two such routes the oldest wins: one team would receive another's
+// requests. Refused rather than a hostname derived without a domain
+// (e.g. <name>.<namespace>), which no DNS resolves to the Gateway, no
+// listener's hostname admits and status.routeURL could not name.
 func resolveGateway(name, namespace string, in *v1beta1.Input, errs *FieldErrors) *Gateway {
 	if in.Traffic == nil || in.Traffic.Gateway == nil {
 		return nil
@@ -355,7 +366,9 @@ func resolveGateway(name, namespace string, in *v1beta1.Input, errs *FieldErrors
 			errs.Add(field+".sectionName", "%q is not a listener name: %s", g.SectionName, m)
 		}
 	}
-	if g.Domain != "" {
+	if g.Domain == "" {
+		errs.Add(field+".domain", "is required: without it the HTTPRoutes on Gateway %s/%s have no hostname, so every claim's route (from any namespace the Gateway admits) matches every request and the oldest takes them all; the platform must set the domain the Gateway's listener serves, and this claim's route gets the hostname %s.%s.<domain>", gw.Namespace, gw.Name, name, namespace)
+	} else {
 		host := name + "." + namespace + "." + g.Domain
 		for _, m := range validation.IsDNS1123Subdomain(host) {
 			errs.Add(field+".domain", "%q makes the hostname %q, which is not a DNS name: %s", g.Domain, host, m)

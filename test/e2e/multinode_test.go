@@ -86,7 +86,12 @@ func (s *infernoSuite) multiNode(t *testing.T) {
 	applied, pods := strictApplyGoldens(ctx, t, ns)
 	sc.note("%d rendered objects of 5 stages applied with strict validation through LWS's webhooks (dry-run), %d group pods pass restricted", applied, pods)
 
-	// 2. Through Crossplane and the LWS controller.
+	// 2. Through Crossplane and the LWS controller, with the example's
+	// Composition (NetworkPolicies on: spec.nodes > 1 is refused without
+	// them), which the claim picks by label.
+	if _, err := env.admin.ApplyFile(ctx, filepath.Join(repoRoot(), "examples", "multi-node", "composition.yaml")); err != nil {
+		t.Fatal(err)
+	}
 	b := mustRead(t, filepath.Join(repoRoot(), "examples", "multi-node", "claim.yaml"))
 	objs, err := kube.DecodeYAML(b)
 	if err != nil || len(objs) != 1 {

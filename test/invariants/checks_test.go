@@ -2,6 +2,7 @@ package invariants
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -41,6 +42,7 @@ var checks = []check{
 	{"flowsAdmitted", flowsAdmitted},
 	{"podsRestricted", podsRestricted},
 	{"sourcesAllowed", sourcesAllowed},
+	{"routesOwnHost", routesOwnHost},
 }
 
 // reference is an object a pod or another object names.
@@ -211,8 +213,12 @@ func jobsCanStart(c *composition) ([]violation, error) {
 // to the servers' serving port, the endpoint picker to the servers and the
 // Gateway to the picker, the metrics namespace to the metrics ports when
 // something scrapes them, KEDA's HTTP add-on's interceptor to the servers,
-// a multi-node group's leader and workers to each other); and no policy
-// admits a source no feature needs.
+// a multi-node group's leader and workers to each other); no policy
+// admits a source no feature needs; every rule names its ports, but a
+// rule whose peers are one LeaderWorkerSet group's pods alone (Ray and
+// NCCL listen on ports of their own choosing); and a group's ports other
+// than the serving port (the Ray head's) are reached by no namespace as a
+// whole and by no other group.
 func flowsAdmitted(c *composition) ([]violation, error) {
 	np := c.Input.NetworkPolicy
 	if np == nil || !np.Enabled {
@@ -295,6 +301,34 @@ func flowsAdmitted(c *composition) ([]violation, error) {
 					need(flow{"group ↔ group", ns.Claim, q.Labels, p, intstr.FromInt32(cp.ContainerPort)})
 				}
 			}
+			// The same pod in the next group, and every namespace a
+			// feature admits, as a whole.
+			other := maps.Clone(p.Labels)
+			other[lwsGroupIndexLabel] = "1"
+			serving := c.servingPorts(p)
+			for _, cp := range containerPorts(p.PodTemplateSpec) {
+				port := intstr.FromInt32(cp.ContainerPort)
+				if slices.Contains(serving, port) || slices.Contains(serving, intstr.FromString(cp.Name)) {
+					continue
+				}
+				outside := []flow{{"another group → group", ns.Claim, other, p, port}}
+				for _, n := range c.allowedSources(*p, ns) {
+					outside = append(outside, flow{"namespace → group", n, nil, p, port})
+				}
+				for _, f := range outside {
+					if admitted(policies, c.Namespace, f) {
+						out = append(out, violation{"group port reachable from outside the group: " + f.Rule, strings.Replace(f.String(), "is not admitted", "is admitted", 1)})
+					}
+				}
+			}
+		}
+	}
+	// Every rule names its ports, but a group's own.
+	for _, pol := range policies {
+		for _, r := range pol.Spec.Ingress {
+			if len(r.Ports) == 0 && len(r.From) > 0 && !groupPeersOnly(r.From) {
+				out = append(out, violation{"rule names no ports", fmt.Sprintf("NetworkPolicy %s admits %s on every port", pol.Name, peerString(r.From[0]))})
+			}
 		}
 	}
 	// No other: every source a policy admits is one a feature needs.
@@ -311,6 +345,47 @@ func flowsAdmitted(c *composition) ([]violation, error) {
 						out = append(out, violation{"admits a source no feature needs", fmt.Sprintf("NetworkPolicy %s admits %s to the %s pods of %s; the features on need only %v", pol.Name, peerString(peer), p.Role, p.Owner, allowed)})
 					}
 				}
+			}
+		}
+	}
+	return out, nil
+}
+
+// groupPeersOnly says every peer is the pods of one LeaderWorkerSet group
+// of the policy's namespace: a pod selector on the set's name and the
+// group's index, and nothing else.
+func groupPeersOnly(from []networkingv1.NetworkPolicyPeer) bool {
+	for _, peer := range from {
+		if peer.NamespaceSelector != nil || peer.IPBlock != nil || peer.PodSelector == nil {
+			return false
+		}
+		l := peer.PodSelector.MatchLabels
+		if l[lwsSetNameLabel] == "" || l[lwsGroupIndexLabel] == "" {
+			return false
+		}
+	}
+	return true
+}
+
+// routesOwnHost: every HTTPRoute names hostnames, each
+// "<route>.<namespace>.<domain>", the route named after its claim. A
+// claim's name and a namespace have no dots, so two claims' hostnames
+// differ (equal hostnames have as many labels, hence the same name,
+// namespace and domain): no two claims' routes match the same requests,
+// whichever Gateway and Input they share. A route without hostnames
+// matches every request on its Gateway.
+func routesOwnHost(c *composition) ([]violation, error) {
+	var out []violation
+	for _, o := range c.ofKind("HTTPRoute") {
+		hosts, _ := nested(o.U, "spec", "hostnames").([]any)
+		if len(hosts) == 0 {
+			out = append(out, violation{"route matches every host", fmt.Sprintf("HTTPRoute %s has no hostnames: it matches every request on its Gateway, another claim's too", o.Name)})
+		}
+		prefix := o.Name + "." + c.Namespace + "."
+		for _, h := range hosts {
+			s, _ := h.(string)
+			if strings.Contains(o.Name, ".") || !strings.HasPrefix(s, prefix) || len(s) == len(prefix) || strings.ContainsAny(s, "*") {
+				out = append(out, violation{"route hostname not its own", fmt.Sprintf("HTTPRoute %s has hostname %q, not %s<domain>", o.Name, s, prefix)})
 			}
 		}
 	}

@@ -260,8 +260,26 @@ func TestFlowsAdmitted(t *testing.T) {
 	server := deployment("llama", serverLabels, restrictedPod("llama-weights", 8000))
 	svc := service("llama", serverLabels, servicePort("http", 80, intstr.FromString("http")))
 	serverPolicy := func(namespaces ...string) *networkingv1.NetworkPolicy {
-		return policy("llama", serverLabels, networkingv1.NetworkPolicyIngressRule{From: fromNamespaces(namespaces...)})
+		return policy("llama", serverLabels, networkingv1.NetworkPolicyIngressRule{From: fromNamespaces(namespaces...), Ports: onPorts(8000)})
 	}
+	// A LeaderWorkerSet of groups: the leader serves on 8000 and runs
+	// the Ray head on 6379; the Service selects the leaders.
+	leader := restrictedPod("llama-weights", 8000)
+	leader.Containers[0].Ports = append(leader.Containers[0].Ports, corev1.ContainerPort{Name: "ray", ContainerPort: 6379})
+	worker := restrictedPod("llama-weights", 0)
+	worker.Containers[0].Ports = nil
+	template := func(spec corev1.PodSpec) map[string]any {
+		u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: serverLabels}, Spec: spec})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return u
+	}
+	groups := foreign(map[string]any{"apiVersion": "leaderworkerset.x-k8s.io/v1", "kind": "LeaderWorkerSet", "metadata": map[string]any{"name": "llama", "namespace": ns},
+		"spec": map[string]any{"leaderWorkerTemplate": map[string]any{"leaderTemplate": template(leader), "workerTemplate": template(worker), "size": int64(2)}}})
+	leaders := service("llama", map[string]string{"app.kubernetes.io/instance": "llama", "app.kubernetes.io/component": "model-server", lwsWorkerIndexLabel: "0"}, servicePort("http", 80, intstr.FromString("http")))
+	group0 := map[string]string{lwsSetNameLabel: "llama", lwsGroupIndexLabel: "0"}
+	groupPolicy := policy("llama.group-0", group0, networkingv1.NetworkPolicyIngressRule{From: []networkingv1.NetworkPolicyPeer{{PodSelector: &metav1.LabelSelector{MatchLabels: group0}}}})
 	picker := deployment("llama-epp", pickerLabels, restrictedPod("", 9002))
 	picker.Spec.Template.Spec.Volumes = nil
 	pickerSvc := service("llama-epp", pickerLabels, servicePort("grpc-ext-proc", 9002, intstr.FromInt32(9002)), servicePort("http-metrics", 9090, intstr.FromInt32(9090)))
@@ -326,10 +344,30 @@ func TestFlowsAdmitted(t *testing.T) {
 				policy("llama-epp", pickerLabels, networkingv1.NetworkPolicyIngressRule{From: fromNamespaces("monitoring"), Ports: onPorts(9090)}))
 		}, "flow not admitted: gateway → picker"},
 		{"picker cannot reach the servers", func(t *testing.T) *composition {
-			p := policy("llama", serverLabels, networkingv1.NetworkPolicyIngressRule{From: fromNamespaces(ns, "gateways", "monitoring")})
+			p := serverPolicy(ns, "gateways", "monitoring")
 			p.Spec.Ingress[0].From[0].PodSelector = &metav1.LabelSelector{MatchLabels: map[string]string{"app": "client"}}
 			return handBuilt(t, np(nil), nil, nil, server, svc, p, picker, pickerSvc, pool, pickerPolicy)
 		}, "flow not admitted: picker → servers"},
+		{"rule names no ports", func(t *testing.T) *composition {
+			p := serverPolicy(ns, "gateways", "monitoring")
+			p.Spec.Ingress[0].Ports = nil
+			return handBuilt(t, np(nil), nil, nil, server, svc, p)
+		}, "rule names no ports"},
+		{"group isolated", func(t *testing.T) *composition {
+			return handBuilt(t, np(nil), nil, nil, groups, leaders, serverPolicy(ns, "gateways", "monitoring"), groupPolicy)
+		}, ""},
+		{"group cannot reach itself", func(t *testing.T) *composition {
+			return handBuilt(t, np(nil), nil, nil, groups, leaders, serverPolicy(ns, "gateways", "monitoring"))
+		}, "flow not admitted: group ↔ group"},
+		{"Ray port open to the claim's namespace", func(t *testing.T) *composition {
+			p := serverPolicy(ns, "gateways", "monitoring")
+			p.Spec.Ingress[0].Ports = onPorts(8000, 6379)
+			return handBuilt(t, np(nil), nil, nil, groups, leaders, p, groupPolicy)
+		}, "group port reachable from outside the group: namespace → group"},
+		{"Ray port open to every group", func(t *testing.T) *composition {
+			all := policy("llama.group-0", group0, networkingv1.NetworkPolicyIngressRule{From: []networkingv1.NetworkPolicyPeer{{PodSelector: &metav1.LabelSelector{MatchLabels: map[string]string{lwsSetNameLabel: "llama"}}}}})
+			return handBuilt(t, np(nil), nil, nil, groups, leaders, serverPolicy(ns, "gateways", "monitoring"), all)
+		}, "group port reachable from outside the group: another group → group"},
 	})
 }
 
@@ -410,5 +448,24 @@ func TestSourcesAllowed(t *testing.T) {
 		{"volume too large", func(t *testing.T) *composition {
 			return handBuilt(t, policyOf(v1beta1.Policy{MaxStorageSize: quantity("100Gi")}), nil, nil, pvc("llama-weights", &fast, "1Ti"))
 		}, "maxStorageSize"},
+	})
+}
+
+func TestRoutesOwnHost(t *testing.T) {
+	route := func(name string, hosts ...any) func(t *testing.T) *composition {
+		return func(t *testing.T) *composition {
+			spec := map[string]any{"parentRefs": []any{map[string]any{"name": "inference", "namespace": "gateways"}}}
+			if hosts != nil {
+				spec["hostnames"] = hosts
+			}
+			return handBuilt(t, nil, nil, nil, foreign(map[string]any{"apiVersion": "gateway.networking.k8s.io/v1", "kind": "HTTPRoute", "metadata": map[string]any{"name": name, "namespace": ns}, "spec": spec}))
+		}
+	}
+	runCases(t, routesOwnHost, []checkCase{
+		{"own hostname", route("llama", "llama."+ns+".models.example.com"), ""},
+		{"no hostnames", route("llama"), "route matches every host"},
+		{"another claim's hostname", route("llama", "chat."+ns+".models.example.com"), "route hostname not its own"},
+		{"a wildcard", route("llama", "*.models.example.com"), "route hostname not its own"},
+		{"no domain", route("llama", "llama."+ns+"."), "route hostname not its own"},
 	})
 }

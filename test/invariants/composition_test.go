@@ -122,6 +122,14 @@ const (
 	rolePicker = "picker"
 )
 
+// The labels the LWS pod webhook (sigs.k8s.io/lws v0.7.0) puts on every
+// pod of a LeaderWorkerSet group.
+const (
+	lwsSetNameLabel     = "leaderworkerset.sigs.k8s.io/name"
+	lwsGroupIndexLabel  = "leaderworkerset.sigs.k8s.io/group-index"
+	lwsWorkerIndexLabel = "leaderworkerset.sigs.k8s.io/worker-index"
+)
+
 // pods are the composition's pod templates. The picker is the Deployment
 // whose pods the InferencePool's endpoint picker Service selects; every
 // other Deployment runs servers.
@@ -161,6 +169,17 @@ func (c *composition) decodePods() ([]podTemplate, error) {
 		owner := key(o.Kind, o.Name)
 		if role == roleLeader || role == roleWorker {
 			owner += " (" + role + ")"
+			// The LWS pod webhook labels every pod of a group: the set's
+			// name, the group's index and the pod's index in it. The
+			// templates stand for the pods of group 0.
+			worker := "0"
+			if role == roleWorker {
+				worker = "1"
+			}
+			if t.Labels == nil {
+				t.Labels = map[string]string{}
+			}
+			t.Labels[lwsSetNameLabel], t.Labels[lwsGroupIndexLabel], t.Labels[lwsWorkerIndexLabel] = o.Name, "0", worker
 		}
 		out = append(out, podTemplate{Owner: owner, Kind: o.Kind, Role: role, PodTemplateSpec: *t})
 		return nil

@@ -138,6 +138,11 @@ func randomInput(r *rand.Rand) map[string]any {
 		if chance(r, 0.7) {
 			gw["namespace"] = "gateways"
 		}
+		// Without a domain every claim is refused (routes without
+		// hostnames would match each other's requests).
+		if chance(r, 0.9) {
+			gw["domain"] = pick(r, "models.example.com", "example.com")
+		}
 		if chance(r, 0.6) {
 			gw["inferenceExtension"] = map[string]any{"enabled": true}
 		}

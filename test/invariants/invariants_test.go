@@ -123,7 +123,7 @@ func withFeatures(base, locked map[string]any, combo int) map[string]any {
 	}
 	if combo&featureInferencePool != 0 {
 		if nested(in, "traffic", "gateway") == nil {
-			setPath(in, map[string]any{"name": "inference", "namespace": "gateways"}, "traffic", "gateway")
+			setPath(in, map[string]any{"name": "inference", "namespace": "gateways", "domain": "models.example.com"}, "traffic", "gateway")
 		}
 		setPath(in, true, "traffic", "gateway", "inferenceExtension", "enabled")
 	}
@@ -182,7 +182,7 @@ func examples(t testing.TB) []example {
 	add("canary/weight-zero", "canary/weight-zero.yaml", must(compositionInput("../../examples/canary/composition-gateway.yaml")))
 	add("progress", "xr.yaml", must(compositionInput("../../examples/progress/composition.yaml")))
 	add("lora", "lora/xr.yaml", plain)
-	add("multi-node", "multi-node/xr.yaml", plain)
+	add("multi-node", "multi-node/xr.yaml", must(compositionInput("../../examples/multi-node/composition.yaml")))
 	add("namespaced", "namespaced/xr.yaml", plain)
 	add("modelcache", "modelcache/xr.yaml", cacheInput)
 	add("modelcache/service", "modelcache/service-xr.yaml", plain)

@@ -21,14 +21,17 @@ func TestCrossplaneRenderMultiNode(t *testing.T) {
 	}
 	t.Cleanup(f.Stop)
 
-	servers := []string{"leaderworkerset", "pull-job-*", "service", "weights-pvc"}
+	// Its Composition turns the NetworkPolicies on, which groups need: the
+	// servers', the pull pods' and one per group (2, and a surge group).
+	policies := []string{"network-policy", "network-policy-group-0", "network-policy-group-1", "network-policy-group-2", "network-policy-pull"}
+	servers := append([]string{"leaderworkerset"}, append(policies, "pull-job-*", "service", "weights-pvc")...)
 	cases := []struct {
 		stage         string
 		resources     []string
 		phase, reason string // status.phase, ServerReady's reason
 		server, ready string // ServerReady and Ready statuses
 	}{
-		{stage: "fresh", resources: []string{"pull-job-*", "weights-pvc"}, phase: "Pending", reason: "WaitingForWeights", server: "False", ready: "False"},
+		{stage: "fresh", resources: append(policies[:len(policies):len(policies)], "pull-job-*", "weights-pvc"), phase: "Pending", reason: "WaitingForWeights", server: "False", ready: "False"},
 		{stage: "starting", resources: servers, phase: "Starting", reason: "GroupsStarting", server: "False", ready: "False"},
 		{stage: "serving", resources: servers, phase: "Serving", reason: "GroupsAvailable", server: "True", ready: "True"},
 		{stage: "degraded", resources: servers, phase: "Degraded", reason: "GroupsDegraded", server: "False", ready: "False"},
@@ -39,7 +42,7 @@ func TestCrossplaneRenderMultiNode(t *testing.T) {
 		t.Run(tc.stage, func(t *testing.T) {
 			a := Args{
 				CLI: cli, XR: filepath.Join(dir, "xr.yaml"),
-				Composition: filepath.Join(root, "apis", "composition.yaml"),
+				Composition: filepath.Join(dir, "composition.yaml"),
 				Functions:   filepath.Join(root, "examples", "functions.yaml"),
 				XRD:         filepath.Join(root, "apis", "xrd.yaml"),
 			}

@@ -17,6 +17,11 @@ const (
 	Kind       = "LeaderWorkerSet"
 	// WorkerIndexLabel is on every pod of a group: "0" on the leader.
 	WorkerIndexLabel = "leaderworkerset.sigs.k8s.io/worker-index"
+	// SetNameLabel and GroupIndexLabel are on every pod of a group: the
+	// LeaderWorkerSet's name and the group's index ("0" to replicas + surge
+	// - 1). The LWS pod webhook sets all three.
+	SetNameLabel    = "leaderworkerset.sigs.k8s.io/name"
+	GroupIndexLabel = "leaderworkerset.sigs.k8s.io/group-index"
 	// Available and Progressing are conditions the LWS controller sets;
 	// they are mutually exclusive.
 	Available        = "Available"
