@@ -7,6 +7,7 @@ import (
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/inferno-ai/function-inferno/apis/inference/v1alpha1"
+	"github.com/inferno-ai/function-inferno/input/v1beta1"
 	"github.com/inferno-ai/function-inferno/internal/render"
 	"github.com/inferno-ai/function-inferno/internal/resolve"
 	"github.com/inferno-ai/function-inferno/internal/structcodec"
@@ -77,12 +78,23 @@ type CachedWeights struct {
 // it for the service's revision:
 //  1. not fetched yet: unresolved;
 //  2. fetched and not found: missing;
-//  3. spec.model.uri set and not the cache's: failed (CacheMismatch);
-//  4. the revision (spec.model.revision, or the cache's first) not among
+//  3. its spec (uri, revisions, storage, credentials) refused by the
+//     service's own policy in: an error naming spec.model.cacheRef, which
+//     the edge reports as a Fatal, like every refusal of resolve;
+//  4. spec.model.uri set and not the cache's: failed (CacheMismatch);
+//  5. the revision (spec.model.revision, or the cache's first) not among
 //     the cache's: failed (CacheRevisionMissing), unless the cache lists it
 //     and has not reported it yet (pulling);
-//  5. otherwise the revision's phase: Ready, Failed, or pulling.
-func Cache(req *fnv1.RunFunctionRequest, s *resolve.Spec) (*CachedWeights, error) {
+//  6. otherwise the revision's phase: Ready, Failed, or pulling.
+//
+// Step 3 is a check, and checks live in resolve; but resolve is pure and
+// never sees an observed object, and the cache's spec exists first here,
+// as a typed value, before anything is planned. So the check is
+// resolve.CacheRefused, pure, the same checks the cache's own composition
+// makes, and this is only where it is called: a refusal then stops the
+// call before plan, as resolve's refusals do, instead of becoming a
+// condition the plan would have to branch on.
+func Cache(req *fnv1.RunFunctionRequest, s *resolve.Spec, in *v1beta1.Input) (*CachedWeights, error) {
 	if s.Model.Cache == "" {
 		return nil, nil
 	}
@@ -100,6 +112,9 @@ func Cache(req *fnv1.RunFunctionRequest, s *resolve.Spec) (*CachedWeights, error
 	mc := &v1alpha1.XModelCache{}
 	if err := structcodec.Decode(items.GetItems()[0].GetResource(), mc, ""); err != nil {
 		return nil, fmt.Errorf("cannot decode ModelCache %s: %w", name, err)
+	}
+	if err := resolve.CacheRefused(name, mc.Spec, in); err != nil {
+		return nil, err
 	}
 	c := judgeCache(s, mc)
 	c.URI = mc.Spec.URI
