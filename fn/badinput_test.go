@@ -764,3 +764,73 @@ func poolInput(ext, picker map[string]any) map[string]any {
 	}
 	return map[string]any{"traffic": map[string]any{"gateway": map[string]any{"name": "inference", "namespace": "gateways", "domain": "models.example.com", "inferenceExtension": x}}}
 }
+
+// TestBadInputCacheOutsidePolicy is the catalogue of ModelCaches that a
+// service's own policy refuses, whatever Composition composed them: each
+// is the Ready cache of examples/modelcache/required/ready.yaml with one
+// edit, given to the example service on it under an Input whose policy
+// refuses the edit. The service gets one Fatal at spec.model.cacheRef that
+// names the cache, the cache's field, the input.policy setting and the
+// fix, and no composed resource, even once its servers run.
+func TestBadInputCacheOutsidePolicy(t *testing.T) {
+	policy := func(p map[string]any) map[string]any { return map[string]any{"policy": p} }
+	edit := func(value any, path ...string) func(map[string]any) {
+		return func(c map[string]any) { setPath(c, value, path...) }
+	}
+	cases := map[string]struct {
+		cache   func(map[string]any)
+		service func(map[string]any)
+		input   map[string]any
+		field   string // the field of the refusal
+		fix     string // the platform's setting it names
+	}{
+		"Scheme":              {cache: edit("s3://models/llama", "spec", "uri"), input: policy(map[string]any{"allowedURISchemes": []any{"hf"}}), field: "spec.model.cacheRef", fix: "its spec.uri: s3:// is not among the schemes the platform allows (input.policy.allowedURISchemes: hf)"},
+		"Host":                {cache: edit("hf://evil/llama", "spec", "uri"), input: policy(map[string]any{"allowedURIHosts": []any{"hf://meta-llama"}}), field: "spec.model.cacheRef", fix: "its spec.uri: hf://evil is not among the sources the platform allows (input.policy.allowedURIHosts: hf://meta-llama)"},
+		"StorageSize":         {cache: edit("2Ti", "spec", "storage", "size"), input: policy(map[string]any{"maxStorageSize": "500Gi"}), field: "spec.model.cacheRef", fix: "its spec.storage.size: 2Ti is over the limit of 500Gi per volume that the platform set (input.policy.maxStorageSize)"},
+		"StorageClass":        {cache: edit("local-path", "spec", "storage", "storageClassName"), input: policy(map[string]any{"allowedStorageClasses": []any{"fast-rwx"}}), field: "spec.model.cacheRef", fix: `its spec.storage.storageClassName: "local-path" is not among the StorageClasses the platform allows (input.policy.allowedStorageClasses: fast-rwx)`},
+		"StorageClassDefault": {input: map[string]any{"policy": map[string]any{"allowedStorageClasses": []any{"fast-rwx"}}}, field: "spec.model.cacheRef", fix: "its spec.storage.storageClassName: is not set and the platform's Input sets no default"},
+		"CredentialsInClearText": {cache: func(c map[string]any) {
+			setPath(c, "http://mirror.internal/llama.gguf", "spec", "uri")
+		}, input: policy(map[string]any{"allowedURISchemes": []any{"http"}}), field: "spec.model.cacheRef", fix: "its spec.credentialsSecretRef: would send Secret hf-credentials to mirror.internal in clear text, since http://mirror.internal/llama.gguf is plain http://; use https://, or ask your platform team to list \"mirror.internal\" in input.policy.plainHTTPCredentialHosts"},
+		// The uri a service on a cache states is a source like any other,
+		// judged before the cache is looked at.
+		"StatedURI": {service: func(x map[string]any) { setPath(x, "hf://evil/llama", "spec", "model", "uri") }, input: policy(map[string]any{"allowedURIHosts": []any{"hf://meta-llama"}}), field: "spec.model.uri", fix: "hf://evil is not among the sources the platform allows (input.policy.allowedURIHosts"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			cache := readYAML(t, "../examples/modelcache/required/ready.yaml")
+			if tc.cache != nil {
+				tc.cache(cache)
+			}
+			svc := readYAML(t, onCacheXRPath)
+			if tc.service != nil {
+				tc.service(svc)
+			}
+			// Fresh, and once the servers run on the cache (the cache's
+			// spec changed under them, or the policy tightened).
+			_, serving := settle(t, readYAML(t, onCacheXRPath), nil, world{}, nil, readYAML(t, "../examples/modelcache/required/ready.yaml"))
+			for _, observed := range [][]observedObject{nil, serving} {
+				rsp := run(t, withRequired(t, newRequest(t, svc, tc.input, observed...), cache))
+				var fatals []string
+				for _, r := range rsp.GetResults() {
+					if r.GetSeverity() == fnv1.Severity_SEVERITY_FATAL {
+						fatals = append(fatals, r.GetMessage())
+					}
+				}
+				if len(fatals) != 1 {
+					t.Fatalf("want one Fatal result, got %d: %v", len(fatals), rsp.GetResults())
+				}
+				msg := fatals[0]
+				if !strings.HasPrefix(msg, tc.field+": ") || !strings.Contains(msg, tc.fix) || !strings.Contains(msg, "platform") {
+					t.Errorf("Fatal %q does not name %s with %q", msg, tc.field, tc.fix)
+				}
+				if tc.field == "spec.model.cacheRef" && (!strings.Contains(msg, "ModelCache llama-3-1-8b (uri ") || !strings.Contains(msg, "serve a ModelCache that the platform allows")) {
+					t.Errorf("Fatal %q does not name the cache, what it pulls, and the fix", msg)
+				}
+				if names := desiredNames(rsp); len(names) != 0 {
+					t.Errorf("desired %v for a service on a refused cache (with %d observed)", names, len(observed))
+				}
+			}
+		})
+	}
+}

@@ -80,7 +80,7 @@ func renderInferenceService(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionR
 	requireCache(rsp, s)
 	names := observe.ClaimedServices(s, xr.Spec, req.GetObserved().GetResources())
 	requireServices(rsp, s, names)
-	cache, err := observe.Cache(req, s)
+	cache, err := observe.Cache(req, s, in)
 	if err != nil {
 		return composition{}, nil, err
 	}

@@ -97,6 +97,12 @@ func TestModelCacheGolden(t *testing.T) {
 	t.Run("missing", func(t *testing.T) {
 		compareGolden(t, "modelcache-service-missing", run(t, withRequired(t, newRequest(t, readYAML(t, onCacheXRPath), in))))
 	})
+	// A status that names another volume claim and directory than the
+	// cache's name and spec give: not followed (TestCacheStatusNotFollowed).
+	t.Run("tampered", func(t *testing.T) {
+		tampered := readYAML(t, filepath.Join("..", "examples", "modelcache", "required", "tampered.yaml"))
+		compareGolden(t, "modelcache-service-tampered", run(t, withRequired(t, newRequest(t, readYAML(t, onCacheXRPath), in), tampered)))
+	})
 }
 
 func writeRequired(t *testing.T, path, stage string, obj map[string]any) {
@@ -270,6 +276,129 @@ func TestServiceOnCacheStates(t *testing.T) {
 			}
 			if _, ok := rsp.GetDesired().GetResources()[render.ResourceDeployment]; ok != tc.servers {
 				t.Errorf("Deployment returned: %v, want %v (servers wait for the cache, and once they exist are kept)", ok, tc.servers)
+			}
+		})
+	}
+}
+
+// TestCacheStatusNotFollowed: whoever can write a ModelCache's status
+// (Crossplane's aggregated edit role grants it) cannot choose what a
+// service's servers mount. The volume and directory are derived from the
+// cache's name and spec; a status naming another claim of the namespace,
+// or another directory, changes nothing the servers mount, before or after
+// they exist, and is reported as a warning. Status is read for the phase.
+func TestCacheStatusNotFollowed(t *testing.T) {
+	cache := readYAML(t, cacheXRPath)
+	ready, _ := settle(t, cache, nil, world{}, nil)
+	honest := cacheClaim(t, ready)
+	svc := readYAML(t, onCacheXRPath)
+	want, serving := settle(t, svc, nil, world{}, nil, honest)
+	wantDeploy := desiredObject[appsv1.Deployment](t, want, render.ResourceDeployment)
+	wantWeights := render.Weights{ID: "b76ee785", Claim: "llama-3-1-8b-cache", SubPath: "b76ee785"}
+	if got := mustWeights(t, wantDeploy); got != wantWeights {
+		t.Fatalf("on the honest status the servers mount %+v, want %+v", got, wantWeights)
+	}
+
+	tamper := func(pvc, path string) map[string]any {
+		c := readYAML(t, "../examples/modelcache/claim.yaml")
+		st := statusOf(ready)
+		c["status"] = st
+		st["pvcName"] = pvc
+		st["revisions"].([]any)[0].(map[string]any)["path"] = path
+		return c
+	}
+	cases := map[string]struct {
+		cache   map[string]any
+		warning bool
+	}{
+		"AnotherClaim":          {cache: tamper("team-a-secrets", "b76ee785"), warning: true},
+		"AnotherDirectory":      {cache: tamper("llama-3-1-8b-cache", "../other-model"), warning: true},
+		"Both":                  {cache: tamper("postgres-data", "pgdata"), warning: true},
+		"Empty":                 {cache: tamper("", "")},
+		"AnotherCachesVolume":   {cache: tamper("mistral-7b-cache", "0badf00d"), warning: true},
+		"HonestStatusNoWarning": {cache: honest},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			for _, observed := range [][]observedObject{nil, serving} {
+				rsp := run(t, withRequired(t, newRequest(t, svc, nil, observed...), tc.cache))
+				if msg := fatalMessage(rsp); msg != "" {
+					t.Fatal(msg)
+				}
+				d := desiredObject[appsv1.Deployment](t, rsp, render.ResourceDeployment)
+				if diff := cmp.Diff(wantDeploy.Spec.Template, d.Spec.Template); diff != "" {
+					t.Errorf("a tampered status changes the servers' pod template (with %d observed) (-honest +tampered):\n%s", len(observed), diff)
+				}
+				for _, v := range d.Spec.Template.Spec.Volumes {
+					if v.PersistentVolumeClaim != nil && v.PersistentVolumeClaim.ClaimName != "llama-3-1-8b-cache" {
+						t.Errorf("the servers mount claim %s, want only the cache's llama-3-1-8b-cache", v.PersistentVolumeClaim.ClaimName)
+					}
+				}
+				if msg := conditionMessage(rsp, reason.ConditionWeightsReady); !strings.Contains(msg, "volume llama-3-1-8b-cache, directory b76ee785") {
+					t.Errorf("WeightsReady %q does not name the derived volume and directory", msg)
+				}
+				_, warned := warningWith(rsp, "status is ignored")
+				if warned != tc.warning {
+					t.Errorf("warned that the status is ignored: %v, want %v; warnings: %v", warned, tc.warning, warningsOf(rsp))
+				}
+			}
+		})
+	}
+
+	// A status cannot add a revision: one the spec does not list is
+	// missing, however Ready the status says it is.
+	t.Run("UnlistedRevision", func(t *testing.T) {
+		c := tamper("llama-3-1-8b-cache", "b76ee785")
+		st := c["status"].(map[string]any)
+		st["revisions"] = append(st["revisions"].([]any), map[string]any{"revision": "v9", "path": "elsewhere", "phase": "Ready"})
+		x := readYAML(t, onCacheXRPath)
+		setPath(x, "v9", "spec", "model", "revision")
+		rsp := run(t, withRequired(t, newRequest(t, x, nil), c))
+		if msg := conditionMessage(rsp, reason.ConditionWeightsReady); !strings.Contains(msg, `does not pull revision "v9"`) {
+			t.Errorf("WeightsReady %q: a revision only the status lists was served", msg)
+		}
+		if names := desiredNames(rsp); len(names) != 0 {
+			t.Errorf("desired %v for a revision the cache does not pull", names)
+		}
+	})
+}
+
+// TestCacheNamesDerivedAsTheCacheNamesThem: for every revision of a
+// cache, and for the default revision, the volume and directory a service
+// derives from the cache's name and spec are those the cache's own
+// composition composes and reports: the two sides name them with the
+// same functions.
+func TestCacheNamesDerivedAsTheCacheNamesThem(t *testing.T) {
+	for name, revisions := range map[string][]any{"Default": nil, "Several": {"main", "v2", "refs/pr/7"}} {
+		t.Run(name, func(t *testing.T) {
+			cache := readYAML(t, cacheXRPath)
+			claimRevisions := revisions
+			if revisions == nil {
+				delete(cache["spec"].(map[string]any), "revisions")
+			} else {
+				setPath(cache, revisions, "spec", "revisions")
+			}
+			ready, _ := settle(t, cache, nil, world{}, nil)
+			claim := cacheClaim(t, ready)
+			if claimRevisions == nil {
+				delete(claim["spec"].(map[string]any), "revisions")
+			} else {
+				setPath(claim, claimRevisions, "spec", "revisions")
+			}
+			st := statusOf(ready)
+			for _, r := range st["revisions"].([]any) {
+				r := r.(map[string]any)
+				x := readYAML(t, onCacheXRPath)
+				if rev, _ := r["revision"].(string); rev != "" {
+					setPath(x, rev, "spec", "model", "revision")
+				} else {
+					delete(x["spec"].(map[string]any)["model"].(map[string]any), "revision")
+				}
+				rsp, _ := settle(t, x, nil, world{}, nil, claim)
+				got := mustWeights(t, desiredObject[appsv1.Deployment](t, rsp, render.ResourceDeployment))
+				if got.Claim != st["pvcName"] || got.SubPath != r["path"] {
+					t.Errorf("revision %q: the servers mount %s at %s; the cache composes %v and pulls it into %v", r["revision"], got.Claim, got.SubPath, st["pvcName"], r["path"])
+				}
 			}
 		})
 	}

@@ -6,8 +6,12 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/inferno-ai/function-inferno/apis/inference/v1alpha1"
+	"github.com/inferno-ai/function-inferno/input/v1beta1"
+	"github.com/inferno-ai/function-inferno/internal/observe"
 	"github.com/inferno-ai/function-inferno/internal/resolve"
 	"google.golang.org/protobuf/testing/protocmp"
+	"k8s.io/apimachinery/pkg/api/resource"
 )
 
 // TestPolicyDefaultsKeepBehaviour: an Input whose policy sets nothing
@@ -199,4 +203,131 @@ func TestLockedDownGolden(t *testing.T) {
 		}
 		compareGolden(t, "locked-down-refused", rsp)
 	})
+}
+
+// lockedDownCacheInput is the Input of
+// examples/locked-down/modelcache-composition.yaml.
+func lockedDownCacheInput(t testing.TB) map[string]any {
+	t.Helper()
+	comp := readYAML(t, filepath.Join(lockedDownDir, "modelcache-composition.yaml"))
+	if kind, _ := nested(comp, "spec", "compositeTypeRef", "kind"); kind != "XModelCache" {
+		t.Fatalf("modelcache-composition.yaml composes %v, want XModelCache", kind)
+	}
+	steps, _ := nested(comp, "spec", "pipeline")
+	in, _ := steps.([]any)[0].(map[string]any)["input"].(map[string]any)
+	return in
+}
+
+// TestLockedDownCachesShareThePolicy: the locked-down example's ModelCache
+// Composition takes the very Input of its InferenceService Composition, so
+// one policy holds for every weights source of the platform.
+func TestLockedDownCachesShareThePolicy(t *testing.T) {
+	if diff := cmp.Diff(lockedDownInput(t), lockedDownCacheInput(t)); diff != "" {
+		t.Errorf("the locked-down ModelCache Composition's Input differs from the InferenceService Composition's (-service +cache):\n%s", diff)
+	}
+}
+
+// TestLockedDownCacheGolden renders the locked-down ModelCache example
+// fresh, its refused cache, and the example service on a cache that the
+// locked-down policy refuses (composed elsewhere, Ready), comparing with
+// fn/testdata/golden/locked-down-modelcache-*.yaml.
+func TestLockedDownCacheGolden(t *testing.T) {
+	cacheIn := lockedDownCacheInput(t)
+	t.Run("fresh", func(t *testing.T) {
+		rsp := run(t, newRequest(t, readYAML(t, filepath.Join(lockedDownDir, "modelcache-xr.yaml")), cacheIn))
+		if msg := fatalMessage(rsp); msg != "" {
+			t.Fatalf("the locked-down ModelCache example is refused: %s", msg)
+		}
+		compareGolden(t, "locked-down-modelcache-fresh", rsp)
+	})
+	t.Run("refused", func(t *testing.T) {
+		rsp := run(t, newRequest(t, readYAML(t, filepath.Join(lockedDownDir, "modelcache-refused.yaml")), cacheIn))
+		msg := fatalMessage(rsp)
+		for _, want := range []string{"spec.uri:", "input.policy.allowedURIHosts", "spec.storage.size:", "input.policy.maxStorageSize", "spec.storage.storageClassName:", "input.policy.allowedStorageClasses"} {
+			if !strings.Contains(msg, want) {
+				t.Errorf("the refusal does not name %s: %s", want, msg)
+			}
+		}
+		compareGolden(t, "locked-down-modelcache-refused", rsp)
+	})
+	t.Run("service-on-refused-cache", func(t *testing.T) {
+		elsewhere := readYAML(t, filepath.Join(lockedDownDir, "required", "cache-elsewhere.yaml"))
+		rsp := run(t, withRequired(t, newRequest(t, readYAML(t, onCacheXRPath), lockedDownInput(t)), elsewhere))
+		msg := fatalMessage(rsp)
+		for _, want := range []string{"spec.model.cacheRef: ModelCache llama-3-1-8b", "uri hf://someone-else/Llama-3.1-8B-Instruct", "input.policy.allowedURIHosts", "input.policy.maxStorageSize", "input.policy.allowedStorageClasses"} {
+			if !strings.Contains(msg, want) {
+				t.Errorf("the refusal does not name %q: %s", want, msg)
+			}
+		}
+		if got := rsp.GetRequirements().GetResources()[observe.RequirementCache]; got == nil {
+			t.Error("a refused service stops asking for its ModelCache: Crossplane would never settle")
+		}
+		compareGolden(t, "locked-down-modelcache-service-refused", rsp)
+	})
+}
+
+// TestCacheRefused holds resolve.CacheRefused to every check a weights
+// source goes through, with the service's Input: each finding is a
+// refusal at spec.model.cacheRef naming the cache, the cache's field, the
+// platform's setting; a cache within the policy, or no policy, passes.
+func TestCacheRefused(t *testing.T) {
+	q := func(s string) *resource.Quantity { v := resource.MustParse(s); return &v }
+	str := func(s string) *string { return &s }
+	allowed := v1alpha1.ModelCacheSpec{URI: "hf://meta-llama/Llama-3.1-8B-Instruct", Storage: &v1alpha1.CacheStorageSpec{Size: q("40Gi")}}
+	policy := &v1beta1.Input{
+		Storage: &v1beta1.StorageDefaults{StorageClassName: "fast"},
+		Policy: &v1beta1.Policy{
+			AllowedURISchemes: []string{"hf", "https", "http"}, AllowedURIHosts: []string{"hf://meta-llama", "https://*.models.internal", "http://mirror.internal"},
+			MaxStorageSize: q("100Gi"), AllowedStorageClasses: []string{"fast"},
+		},
+	}
+	with := func(edit func(*v1alpha1.ModelCacheSpec)) v1alpha1.ModelCacheSpec {
+		s := *allowed.DeepCopy()
+		edit(&s)
+		return s
+	}
+	cases := map[string]struct {
+		spec v1alpha1.ModelCacheSpec
+		in   *v1beta1.Input
+		want []string // fragments of the refusal; none: allowed
+	}{
+		"Allowed":         {spec: allowed, in: policy},
+		"NoPolicy":        {spec: with(func(s *v1alpha1.ModelCacheSpec) { s.URI = "hf://anyone/x" }), in: &v1beta1.Input{}},
+		"Scheme":          {spec: with(func(s *v1alpha1.ModelCacheSpec) { s.URI = "s3://models/llama" }), in: policy, want: []string{"its spec.uri: s3:// is not among the schemes", "input.policy.allowedURISchemes"}},
+		"Host":            {spec: with(func(s *v1alpha1.ModelCacheSpec) { s.URI = "hf://evil/llama" }), in: policy, want: []string{"its spec.uri: hf://evil is not among the sources", "input.policy.allowedURIHosts"}},
+		"HostWildcard":    {spec: with(func(s *v1alpha1.ModelCacheSpec) { s.URI = "https://evilmodels.internal/m.gguf" }), in: policy, want: []string{"input.policy.allowedURIHosts"}},
+		"StorageSize":     {spec: with(func(s *v1alpha1.ModelCacheSpec) { s.Storage.Size = q("2Ti") }), in: policy, want: []string{"its spec.storage.size: 2Ti is over the limit", "input.policy.maxStorageSize"}},
+		"StorageClass":    {spec: with(func(s *v1alpha1.ModelCacheSpec) { s.Storage.StorageClassName = str("slow") }), in: policy, want: []string{`its spec.storage.storageClassName: "slow"`, "input.policy.allowedStorageClasses"}},
+		"DefaultClass":    {spec: allowed, in: &v1beta1.Input{Policy: policy.Policy}, want: []string{"its spec.storage.storageClassName: is not set", "input.policy.allowedStorageClasses"}},
+		"DefaultSizeOver": {spec: v1alpha1.ModelCacheSpec{URI: allowed.URI}, in: &v1beta1.Input{Storage: &v1beta1.StorageDefaults{Size: q("1Ti"), StorageClassName: "fast"}, Policy: policy.Policy}, want: []string{"its input.storage.size: 1Ti", "input.policy.maxStorageSize"}},
+		"CredentialsInClearText": {spec: with(func(s *v1alpha1.ModelCacheSpec) {
+			s.URI, s.CredentialsSecretRef = "http://mirror.internal/m.gguf", &v1alpha1.SecretKeyReference{Name: "mirror"}
+		}), in: policy, want: []string{"its spec.credentialsSecretRef: would send Secret mirror to mirror.internal in clear text", "input.policy.plainHTTPCredentialHosts"}},
+		"PVC":        {spec: with(func(s *v1alpha1.ModelCacheSpec) { s.URI = "pvc://shared/llama" }), in: policy, want: []string{"pvc:// weights are never cached"}},
+		"NotAURI":    {spec: with(func(s *v1alpha1.ModelCacheSpec) { s.URI = "ftp://x/y" }), in: policy, want: []string{`its spec.uri: scheme "ftp" is not supported`}},
+		"Everything": {spec: with(func(s *v1alpha1.ModelCacheSpec) { s.URI, s.Storage.Size = "hf://evil/x", q("2Ti") }), in: policy, want: []string{"its spec.uri: hf://evil", "allowedURIHosts", "; its spec.storage.size: 2Ti", "maxStorageSize"}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			err := resolve.CacheRefused("llama", tc.spec, tc.in)
+			if len(tc.want) == 0 {
+				if err != nil {
+					t.Fatalf("refused: %v", err)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatal("allowed, want refused")
+			}
+			msg := err.Error()
+			if !strings.HasPrefix(msg, "spec.model.cacheRef: ModelCache llama (uri "+tc.spec.URI) || !strings.Contains(msg, "serve a ModelCache that the platform allows") {
+				t.Errorf("the refusal does not name the field, the cache and its source, and the fix: %s", msg)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(msg, w) {
+					t.Errorf("the refusal does not say %q: %s", w, msg)
+				}
+			}
+		})
+	}
 }

@@ -7,6 +7,7 @@ import (
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/inferno-ai/function-inferno/apis/inference/v1alpha1"
+	"github.com/inferno-ai/function-inferno/input/v1beta1"
 	"github.com/inferno-ai/function-inferno/internal/render"
 	"github.com/inferno-ai/function-inferno/internal/resolve"
 	"github.com/inferno-ai/function-inferno/internal/structcodec"
@@ -15,9 +16,15 @@ import (
 
 // An InferenceService with spec.model.cacheRef serves weights a ModelCache
 // pulled. The function asks Crossplane for that ModelCache claim (a
-// required resource) and reads its status: which volume, and which
-// directory holds each revision. Nothing is pulled and no volume is made
-// for the service, so the weights outlive it.
+// required resource). Where the weights are, the volume and the
+// revision's directory, is derived from the cache's identity (its name, in
+// the service's namespace) and its spec, by the functions the cache's own
+// composition names them with (resolve.CacheVolume, resolve.CachedRevision,
+// render.CacheDir); its status is read for phase only. Whoever can write
+// that status (Crossplane's aggregated edit role grants it) could
+// otherwise point the servers at any volume claim of the namespace, around
+// input.policy.allowPVCURIs. Nothing is pulled and no volume is made for
+// the service, so the weights outlive it.
 
 // RequirementCache keys the required ModelCache in the request and the
 // response.
@@ -69,20 +76,38 @@ type CachedWeights struct {
 	State   cacheState
 	Message string
 	// Weights are the revision's directory on the cache's volume, once
-	// State is CacheReady.
+	// State is CacheReady: derived from the cache's name and spec, never
+	// read from its status.
 	Weights render.Weights
+	// Warnings say where the cache's status disagrees with the volume and
+	// directory derived from its name and spec: the status is ignored.
+	Warnings []string
 }
 
 // Cache reads the required ModelCache from the request and judges
 // it for the service's revision:
 //  1. not fetched yet: unresolved;
 //  2. fetched and not found: missing;
-//  3. spec.model.uri set and not the cache's: failed (CacheMismatch);
-//  4. the revision (spec.model.revision, or the cache's first) not among
-//     the cache's: failed (CacheRevisionMissing), unless the cache lists it
-//     and has not reported it yet (pulling);
-//  5. otherwise the revision's phase: Ready, Failed, or pulling.
-func Cache(req *fnv1.RunFunctionRequest, s *resolve.Spec) (*CachedWeights, error) {
+//  3. its spec (uri, revisions, storage, credentials) refused by the
+//     service's own policy in: an error naming spec.model.cacheRef, which
+//     the edge reports as a Fatal, like every refusal of resolve;
+//  4. spec.model.uri set and not the cache's: failed (CacheMismatch);
+//  5. the revision (spec.model.revision, or the cache's first) not among
+//     the cache's spec.revisions: failed (CacheRevisionMissing), whatever
+//     its status reports; listed and not reported yet: pulling;
+//  6. otherwise the revision's phase, as the cache's status reports it:
+//     Ready, Failed, or pulling. Ready, the weights are the volume and
+//     directory derived from the cache's name and spec; a status.pvcName
+//     or revision path that names others is ignored, with a warning.
+//
+// Step 3 is a check, and checks live in resolve; but resolve is pure and
+// never sees an observed object, and the cache's spec exists first here,
+// as a typed value, before anything is planned. So the check is
+// resolve.CacheRefused, pure, the same checks the cache's own composition
+// makes, and this is only where it is called: a refusal then stops the
+// call before plan, as resolve's refusals do, instead of becoming a
+// condition the plan would have to branch on.
+func Cache(req *fnv1.RunFunctionRequest, s *resolve.Spec, in *v1beta1.Input) (*CachedWeights, error) {
 	if s.Model.Cache == "" {
 		return nil, nil
 	}
@@ -101,6 +126,9 @@ func Cache(req *fnv1.RunFunctionRequest, s *resolve.Spec) (*CachedWeights, error
 	if err := structcodec.Decode(items.GetItems()[0].GetResource(), mc, ""); err != nil {
 		return nil, fmt.Errorf("cannot decode ModelCache %s: %w", name, err)
 	}
+	if err := resolve.CacheRefused(name, mc.Spec, in); err != nil {
+		return nil, err
+	}
 	c := judgeCache(s, mc)
 	c.URI = mc.Spec.URI
 	return c, nil
@@ -112,36 +140,50 @@ func judgeCache(s *resolve.Spec, mc *v1alpha1.XModelCache) *CachedWeights {
 	if s.Model.URI != "" && s.Model.URI != mc.Spec.URI {
 		return &CachedWeights{State: CacheMismatch, Message: fmt.Sprintf("ModelCache %s holds %s, not spec.model.uri %s; point spec.model.cacheRef at a cache of %s, or remove spec.model.uri", name, mc.Spec.URI, s.Model.URI, s.Model.URI)}
 	}
-	want, listed := s.Model.Revision, false
+	want := s.Model.Revision
 	if want == "" && len(mc.Spec.Revisions) > 0 {
 		want = mc.Spec.Revisions[0]
 	}
-	listed = want == "" && len(mc.Spec.Revisions) == 0 || slices.Contains(mc.Spec.Revisions, want)
+	listed := want == "" && len(mc.Spec.Revisions) == 0 || slices.Contains(mc.Spec.Revisions, want)
 	label := want
 	if label == "" {
 		label = "the default revision"
 	}
+	if !listed {
+		return revisionMissing(name, want, mc.Spec.Revisions)
+	}
+	// Where the cache's own composition puts the revision: its volume is
+	// named after the cache, the directory after the uri and revision.
+	vol := resolve.CacheVolume(name)
+	dir := render.CacheDir(resolve.CachedRevision(resolve.Model{URI: mc.Spec.URI}, want))
 	for _, r := range st.Revisions {
 		if r.Revision != want {
 			continue
 		}
-		switch {
-		case r.Phase == v1alpha1.CacheReady && st.PVCName != "" && r.Path != "":
-			return &CachedWeights{
+		switch r.Phase {
+		case v1alpha1.CacheReady:
+			c := &CachedWeights{
 				State:   CacheReady,
-				Message: fmt.Sprintf("serving %s of %s from ModelCache %s (volume %s, directory %s)", label, mc.Spec.URI, name, st.PVCName, r.Path),
-				Weights: render.Weights{ID: r.Path, Claim: st.PVCName, SubPath: r.Path},
+				Message: fmt.Sprintf("serving %s of %s from ModelCache %s (volume %s, directory %s)", label, mc.Spec.URI, name, vol, dir),
+				Weights: render.Weights{ID: dir, Claim: vol, SubPath: dir},
 			}
-		case r.Phase == v1alpha1.CacheFailed:
+			if (st.PVCName != "" && st.PVCName != vol) || (r.Path != "" && r.Path != dir) {
+				c.Warnings = append(c.Warnings, fmt.Sprintf("spec.model.cacheRef: ModelCache %s's status names volume %q and directory %q for %s, not %s and %s, which its name and spec give; the servers mount %s at %s and the status is ignored: a cache's status is read for its phase only, and the function never wrote that one (see: kubectl get -n %s modelcache/%s -o yaml)", name, st.PVCName, r.Path, label, vol, dir, vol, dir, s.Namespace, name))
+			}
+			return c
+		case v1alpha1.CacheFailed:
 			return &CachedWeights{State: CacheFailed, Message: fmt.Sprintf("ModelCache %s failed to pull %s: %s; see: kubectl describe -n %s modelcache/%s", name, label, r.Message, s.Namespace, name)}
 		}
 		return &CachedWeights{State: CachePulling, Message: fmt.Sprintf("ModelCache %s is pulling %s of %s; the servers start once it is there", name, label, mc.Spec.URI)}
 	}
-	if listed {
-		return &CachedWeights{State: CachePulling, Message: fmt.Sprintf("ModelCache %s has not reported %s of %s yet; the servers start once it is pulled", name, label, mc.Spec.URI)}
-	}
-	have := make([]string, len(mc.Spec.Revisions))
-	for i, r := range mc.Spec.Revisions {
+	return &CachedWeights{State: CachePulling, Message: fmt.Sprintf("ModelCache %s has not reported %s of %s yet; the servers start once it is pulled", name, label, mc.Spec.URI)}
+}
+
+// revisionMissing is the verdict on a revision want that the cache's spec
+// does not list, whatever its status says.
+func revisionMissing(name, want string, revisions []string) *CachedWeights {
+	have := make([]string, len(revisions))
+	for i, r := range revisions {
 		have[i] = fmt.Sprintf("%q", r)
 	}
 	return &CachedWeights{State: CacheRevisionMissing, Message: fmt.Sprintf("ModelCache %s does not pull revision %q (it pulls %s); add it to the cache's spec.revisions, or choose one of those in spec.model.revision", name, want, strings.Join(have, ", "))}

@@ -294,3 +294,13 @@ func (vp *Version) serversResource(s *resolve.Spec) string {
 func (p *Plan) WaitingForCache() bool {
 	return p.cache != nil && p.cache.State != observe.CacheReady
 }
+
+// CacheWarnings are the observed ModelCache's warnings (a status that names
+// another volume or directory than its name and spec give, and is
+// ignored); nil without a cache.
+func (p *Plan) CacheWarnings() []string {
+	if p.cache == nil {
+		return nil
+	}
+	return p.cache.Warnings
+}

@@ -36,11 +36,14 @@ func inClearText(m Model, in *v1beta1.Input) (string, bool) {
 // sourceRefused reports whether the platform refuses m's source: pvc://
 // when input.policy.allowPVCURIs is false, a pulled scheme not in
 // input.policy.allowedURISchemes, or a source not in
-// input.policy.allowedURIHosts. A service on a ModelCache pulls nothing:
-// its cache's source is the cache's to answer for.
+// input.policy.allowedURIHosts. Every weights source comes here: the
+// model, each version of spec.traffic, each adapter, a ModelCache's
+// spec.uri (checkCachePolicy), and the uri a service on a ModelCache
+// states; the ModelCache such a service names is held to the service's
+// policy once its spec is observed (CacheRefused).
 func sourceRefused(m Model, in *v1beta1.Input) (string, bool) {
 	p := in.Policy
-	if p == nil || m.Scheme == "" || m.Cache != "" {
+	if p == nil || m.Scheme == "" {
 		return "", false
 	}
 	// A URI that names no origin for certain was refused by ParseURI.
@@ -150,7 +153,7 @@ func checkPolicy(s *Spec, spec v1alpha1.InferenceServiceSpec, in *v1beta1.Input,
 		errs.Add(field, "%s of memory per server is over the limit of %s that the platform set (input.policy.maxMemoryPerServer); request at most %s", s.Memory.String(), limit.String(), limit.String())
 	}
 	if pulledAny(s.Versions) || len(s.Adapters.List) > 0 {
-		checkStoragePolicy(s, spec.Storage != nil && spec.Storage.Size != nil, spec.Storage != nil && spec.Storage.StorageClassName != nil, p, errs)
+		checkStoragePolicy(s.Storage, spec.Storage != nil && spec.Storage.Size != nil, spec.Storage != nil && spec.Storage.StorageClassName != nil, p, errs)
 	}
 	if prefixes := p.AllowedServerImages; len(prefixes) > 0 && !ImageAllowed(s.Runtime.Image, prefixes) {
 		if spec.Serve != nil && spec.Serve.Image != "" {
@@ -180,25 +183,25 @@ func checkPolicy(s *Spec, spec v1alpha1.InferenceServiceSpec, in *v1beta1.Input,
 	}
 }
 
-// checkStoragePolicy holds a weights volume to input.policy's size and
+// checkStoragePolicy holds a weights volume st to input.policy's size and
 // classes. claimSize and claimClass say whether the claim set them (the
 // refusal names its field) or the Input's defaults did.
-func checkStoragePolicy(s *Spec, claimSize, claimClass bool, p *v1beta1.Policy, errs *FieldErrors) {
-	if limit := p.MaxStorageSize; limit != nil && s.Storage.Size.Cmp(*limit) > 0 {
+func checkStoragePolicy(st storage, claimSize, claimClass bool, p *v1beta1.Policy, errs *FieldErrors) {
+	if limit := p.MaxStorageSize; limit != nil && st.Size.Cmp(*limit) > 0 {
 		field := "input.storage.size"
 		if claimSize {
 			field = "spec.storage.size"
 		}
-		errs.Add(field, "%s is over the limit of %s per volume that the platform set (input.policy.maxStorageSize); request at most %s", s.Storage.Size.String(), limit.String(), limit.String())
+		errs.Add(field, "%s is over the limit of %s per volume that the platform set (input.policy.maxStorageSize); request at most %s", st.Size.String(), limit.String(), limit.String())
 	}
-	if classes := p.AllowedStorageClasses; len(classes) > 0 && !slices.Contains(classes, s.Storage.Class) {
+	if classes := p.AllowedStorageClasses; len(classes) > 0 && !slices.Contains(classes, st.Class) {
 		switch {
 		case claimClass:
-			errs.Add("spec.storage.storageClassName", "%q is not among the StorageClasses the platform allows (input.policy.allowedStorageClasses: %s); use one of them", s.Storage.Class, strings.Join(classes, ", "))
-		case s.Storage.Class == "":
+			errs.Add("spec.storage.storageClassName", "%q is not among the StorageClasses the platform allows (input.policy.allowedStorageClasses: %s); use one of them", st.Class, strings.Join(classes, ", "))
+		case st.Class == "":
 			errs.Add("spec.storage.storageClassName", "is not set and the platform's Input sets no default, so the cluster's default StorageClass would be used, which is not among those the platform allows (input.policy.allowedStorageClasses: %s); set one of them", strings.Join(classes, ", "))
 		default:
-			errs.Add("input.storage.storageClassName", "%q, the platform's default StorageClass, is not among those it allows (input.policy.allowedStorageClasses: %s); the platform team must make them agree (or set spec.storage.storageClassName to an allowed one)", s.Storage.Class, strings.Join(classes, ", "))
+			errs.Add("input.storage.storageClassName", "%q, the platform's default StorageClass, is not among those it allows (input.policy.allowedStorageClasses: %s); the platform team must make them agree (or set spec.storage.storageClassName to an allowed one)", st.Class, strings.Join(classes, ", "))
 		}
 	}
 }

@@ -37,6 +37,7 @@ func Of(p *plan.Plan) Report {
 	}
 	primary := versions[0]
 	r.Conditions = []reason.Condition{primary.Weights, primary.Server}
+	r.Warnings = append(r.Warnings, p.CacheWarnings()...)
 	r.Status.Phase, r.Status.Message = primary.Phase, primary.Message
 	for _, vp := range p.Versions {
 		switch {

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/inferno-ai/function-inferno/input/v1beta1"
+	"github.com/inferno-ai/function-inferno/internal/resolve"
 )
 
 // composition is one render as the checks read it: the desired composed
@@ -311,8 +312,11 @@ func (c *composition) addExisting(spec, required map[string]any) {
 		}
 	}
 	visit(spec)
-	if n := nestedString(required, "status", "pvcName"); n != "" {
-		c.Existing[key("PersistentVolumeClaim", n)] = true
+	// The cache's volume, named after the cache as its own composition
+	// names it (resolve.CacheVolume): a service never takes the name from
+	// the cache's status.
+	if n := nestedString(required, "metadata", "name"); n != "" {
+		c.Existing[key("PersistentVolumeClaim", resolve.CacheVolume(n))] = true
 	}
 	if sa := c.Input.ServerServiceAccount; sa != nil {
 		c.Existing[key("ServiceAccount", sa.Name)] = true

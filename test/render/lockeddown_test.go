@@ -78,6 +78,45 @@ func TestCrossplaneRenderLockedDown(t *testing.T) {
 		})
 	}
 
+	// The ModelCache Composition takes the same Input: a cache within the
+	// policy is composed; one beyond it, and a service on a cache composed
+	// elsewhere that the policy refuses, are refused by name.
+	t.Run("modelcache", func(t *testing.T) {
+		a := Args{CLI: cli, XR: filepath.Join(dir, "modelcache-xr.yaml"), Composition: filepath.Join(dir, "modelcache-composition.yaml"), Functions: filepath.Join(root, "examples", "functions.yaml")}
+		_, names, _ := sortOutput(renderDocs(t, f, a), "XModelCache")
+		if diff := cmp.Diff([]string{"network-policy-pull", "pull-job-*", "weights-pvc"}, names); diff != "" {
+			t.Errorf("composed resources (-want +got):\n%s", diff)
+		}
+	})
+	refusals := map[string]struct {
+		args   Args
+		fields []string
+	}{
+		"modelcache-refused": {
+			args:   Args{CLI: cli, XR: filepath.Join(dir, "modelcache-refused.yaml"), Composition: filepath.Join(dir, "modelcache-composition.yaml"), Functions: filepath.Join(root, "examples", "functions.yaml")},
+			fields: []string{"spec.uri:", "input.policy.allowedURIHosts", "spec.storage.size:", "spec.storage.storageClassName:"},
+		},
+		"service-on-refused-cache": {
+			args:   Args{CLI: cli, XR: filepath.Join(root, "examples", "modelcache", "service-xr.yaml"), Composition: filepath.Join(dir, "composition.yaml"), Functions: filepath.Join(root, "examples", "functions.yaml"), Required: filepath.Join(dir, "required", "cache-elsewhere.yaml")},
+			fields: []string{"spec.model.cacheRef: ModelCache llama-3-1-8b", "input.policy.allowedURIHosts", "input.policy.maxStorageSize", "input.policy.allowedStorageClasses"},
+		},
+	}
+	for name, tc := range refusals {
+		t.Run(name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			out, err := f.Render(ctx, tc.args)
+			if err == nil {
+				t.Fatalf("crossplane render accepted it:\n%s", out)
+			}
+			for _, field := range tc.fields {
+				if !strings.Contains(err.Error(), field) {
+					t.Errorf("the fatal result does not name %s:\n%v", field, err)
+				}
+			}
+		})
+	}
+
 	t.Run("refused", func(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()

@@ -39,6 +39,9 @@ func TestCrossplaneRenderModelCache(t *testing.T) {
 		{name: "service/pulling", xr: "service-xr.yaml", required: "pulling", kind: "XInferenceService", phase: "Pulling", weights: "False", ready: "False"},
 		{name: "service/failed", xr: "service-xr.yaml", required: "failed", kind: "XInferenceService", phase: "Failed", weights: "False", ready: "False"},
 		{name: "service/ready", xr: "service-xr.yaml", required: "ready", kind: "XInferenceService", resources: []string{"deployment", "service"}, phase: "Starting", weights: "True", ready: "False"},
+		// A status naming another claim and directory: the Deployment
+		// still mounts llama-3-1-8b-cache (checked below) at b76ee785.
+		{name: "service/tampered", xr: "service-xr.yaml", required: "tampered", kind: "XInferenceService", resources: []string{"deployment", "service"}, phase: "Starting", weights: "True", ready: "False"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -59,8 +62,8 @@ func TestCrossplaneRenderModelCache(t *testing.T) {
 				if meta["namespace"] != "team-a" {
 					t.Errorf("%s %v is in namespace %v, want team-a", d["kind"], meta["name"], meta["namespace"])
 				}
-				if d["kind"] == "Deployment" && !strings.Contains(toYAMLString(d), "claimName: llama-3-1-8b-cache") {
-					t.Errorf("the service's Deployment does not mount the cache's volume llama-3-1-8b-cache")
+				if d["kind"] == "Deployment" && (!strings.Contains(toYAMLString(d), "claimName: llama-3-1-8b-cache") || !strings.Contains(toYAMLString(d), "subPath: b76ee785") || strings.Contains(toYAMLString(d), "team-a-secrets")) {
+					t.Errorf("the service's Deployment does not mount the cache's volume llama-3-1-8b-cache at b76ee785, and only it")
 				}
 			}
 			if diff := cmp.Diff(tc.resources, got); diff != "" {
