@@ -20,7 +20,7 @@ func ResolveCache(xr *v1alpha1.XModelCache, in *v1beta1.Input) (*Spec, []string,
 	spec := xr.Spec
 	name, ns := nameAndNamespace(xr, v1alpha1.CacheClaimKind, in, &errs, &warnings)
 
-	m := Model{URI: spec.URI, Secret: spec.CredentialsSecretRef}
+	m := Model{URI: spec.URI, Secret: spec.CredentialsSecretRef, SecretField: "spec.credentialsSecretRef"}
 	ParseURI(&m, "spec.uri", &errs)
 	switch m.Scheme {
 	case SchemePVC:
@@ -49,6 +49,7 @@ func ResolveCache(xr *v1alpha1.XModelCache, in *v1beta1.Input) (*Spec, []string,
 	storage := resolveStorage(st, in, versions, ReplicaBounds{}, false, false, &errs, &warnings)
 	pulls := resolvePulls(in, &errs)
 	checkPolicyInput(in, &errs)
+	creds := credentialsPolicy(in, &errs)
 	np := resolveNetworkPolicy(ns, in, &errs)
 	var primary Model
 	if len(versions) > 0 {
@@ -58,8 +59,9 @@ func ResolveCache(xr *v1alpha1.XModelCache, in *v1beta1.Input) (*Spec, []string,
 		Name: name, Namespace: ns, Volume: name + "-cache",
 		Model: primary, Puller: puller, serverSettings: servers,
 		Storage: storage, pullSettings: pulls,
-		Versions: versions, NetworkPolicy: np,
+		Versions: versions, NetworkPolicy: np, Credentials: creds,
 	}
+	checkCredentialRef(m, puller, "spec.credentialsSecretRef", in, &errs)
 	if p := in.Policy; p != nil {
 		sz := spec.Storage != nil && spec.Storage.Size != nil
 		class := spec.Storage != nil && spec.Storage.StorageClassName != nil
