@@ -36,7 +36,7 @@ func newImageVolume(s *resolve.Spec, v *resolve.Version, o observe.Objects) imag
 // pull Secret the kubelet needs: the servers' pods mount it as volume
 // source, so it is known from the start.
 func (iv imageVolume) Wanted() render.Weights {
-	w := render.Weights{ID: iv.model.Hash, Image: iv.model.OCI.String(), PullPolicy: iv.model.OCI.PullPolicy()}
+	w := render.Weights{ID: iv.model.Hash, Image: iv.model.OCI.String(), PullPolicy: iv.model.ImagePullPolicy()}
 	if iv.model.Secret != nil {
 		w.PullSecret = iv.model.Secret.Name
 	}
