@@ -102,6 +102,11 @@ func TestBadInput(t *testing.T) {
 		// requirements (see names.go), by name.
 		taken map[string]map[string]any
 	}{
+		// Credentials reach a puller only as the variables it reads.
+		"CredentialsS3Key":          {xr: both(model("uri", "s3://models/llama"), model("credentialsSecretRef", map[string]any{"name": "aws", "key": "AWS_ENDPOINT_URL"})), field: "spec.model.credentialsSecretRef.key", fix: "remove the key"},
+		"CredentialsNoTokenEnv":     {xr: model("credentialsSecretRef", map[string]any{"name": "hf-credentials"}), input: onlyPresets(nil, nil), field: "spec.model.credentialsSecretRef", fix: "input.pullers.hf.tokenEnv is empty"},
+		"InputCredentialSelectorOp": {input: map[string]any{"policy": map[string]any{"credentialSecretSelector": map[string]any{"matchExpressions": []any{map[string]any{"key": "team", "operator": "Like", "values": []any{"a"}}}}}}, field: "input.policy.credentialSecretSelector", fix: "is not a label selector"},
+
 		// Enums.
 		"FrameworkUnknown":       {xr: model("framework", "pytorch"), field: "spec.model.framework", fix: "use one of vllm, triton, tgi, llamacpp, ollama, fake"},
 		"FrameworkWrongCase":     {xr: model("framework", "VLLM"), field: "spec.model.framework", fix: "use one of vllm"},
@@ -405,6 +410,11 @@ func TestBadInput(t *testing.T) {
 		"PolicyCanaryURIHost":            {xr: traffic(tv("1", 90, ""), tv("2", 10, "https://mirror.example.com/v2.gguf")), input: policy(map[string]any{"allowedURIHosts": []any{"hf://*"}}), field: "spec.traffic[1].uri", fix: "is not among the sources"},
 		"PolicyPVC":                      {xr: model("uri", "pvc://shared/llama"), input: policy(map[string]any{"allowPVCURIs": false}), field: "spec.model.uri", fix: "input.policy.allowPVCURIs: false"},
 		"PolicyEnvValueFrom":             {xr: envFrom, input: policy(map[string]any{"allowEnvValueFrom": false}), field: "spec.serve.env[0].valueFrom", fix: "set a value"},
+		// Credentials: only the Secrets the platform lists, wherever a
+		// claim names one (labels: TestCredentialSecretSelector).
+		"PolicyCredentialSecret":        {xr: model("credentialsSecretRef", map[string]any{"name": "hf-credentials"}), input: policy(map[string]any{"allowedCredentialSecrets": []any{"hf-team"}}), field: "spec.model.credentialsSecretRef.name", fix: "name one of them, or ask your platform team to list it"},
+		"PolicyCredentialSecretCanary":  {xr: traffic(tv("1", 90, ""), map[string]any{"version": "2", "weight": 10, "uri": "hf://meta-llama/Llama-3.2-3B-Instruct", "credentialsSecretRef": map[string]any{"name": "other-team-hf"}}), input: policy(map[string]any{"allowedCredentialSecrets": []any{"hf-credentials"}}), field: "spec.traffic[1].credentialsSecretRef.name", fix: "input.policy.allowedCredentialSecrets: hf-credentials"},
+		"PolicyCredentialSecretAdapter": {xr: adapters(map[string]any{"name": "support", "uri": "https://models.example.com/support.safetensors", "credentialsSecretRef": map[string]any{"name": "db-password", "key": "password"}}), input: policy(map[string]any{"allowedCredentialSecrets": []any{"hf-credentials"}}), field: "spec.adapters[0].credentialsSecretRef.name", fix: "input.policy.allowedCredentialSecrets"},
 	}
 	// Hosts compared as hosts (internal/resolve/host.go): each trick that
 	// makes a URI's text say an allowed host while curl reaches another is
@@ -557,6 +567,7 @@ func TestBadInput(t *testing.T) {
 		"PolicyOCIScheme":      {xr: model("uri", "oci://registry.example.com/llama@"+digest), input: ociPolicy(map[string]any{"allowedURISchemes": []any{"hf"}}), field: "spec.model.uri", fix: "oci:// is not among the schemes the platform allows (input.policy.allowedURISchemes"},
 		"PolicyOCIHost":        {xr: model("uri", "oci://ghcr.io/evil/llama@"+digest), input: ociPolicy(map[string]any{"allowedURIHosts": []any{"oci://registry.internal", "oci://*.models.internal"}}), field: "spec.model.uri", fix: "oci://ghcr.io is not among the sources"},
 		"PolicyOCIHostPort":    {xr: model("uri", "oci://registry.internal:5000/llama@"+digest), input: ociPolicy(map[string]any{"allowedURIHosts": []any{"oci://registry.internal"}}), field: "spec.model.uri", fix: "oci://registry.internal:5000 is not among the sources"},
+		"PolicyOCIPullSecret":  {xr: both(model("uri", "oci://registry.example.com/llama@"+digest), model("credentialsSecretRef", map[string]any{"name": "ci-push-token"})), input: ociPolicy(map[string]any{"allowedCredentialSecrets": []any{"regcred"}}), field: "spec.model.credentialsSecretRef.name", fix: "input.policy.allowedCredentialSecrets: regcred"},
 		"PolicyOCICanaryHost":  {xr: traffic(tv("1", 90, ""), tv("2", 10, "oci://ghcr.io/evil/llama:2")), input: ociPolicy(map[string]any{"allowedURIHosts": []any{"hf://*", "oci://registry.internal"}}), field: "spec.traffic[1].uri", fix: "is not among the sources"},
 		"InputOCIModeMisspelt": {input: map[string]any{"oci": map[string]any{"mod": "ImageVolume"}}, field: "mod", fix: "check the Composition's function Input against its schema"},
 	}
@@ -647,15 +658,20 @@ func TestBadModelCache(t *testing.T) {
 		"OCIURI": {edit: func(x map[string]any) {
 			setPath(x, "oci://registry.example.com/llama:1", "spec", "uri")
 		}, input: map[string]any{"oci": map[string]any{"mode": "ImageVolume"}}, field: "spec.uri", fix: "serve them with an InferenceService's spec.model.uri"},
-		"FTPURI":                {edit: func(x map[string]any) { setPath(x, "ftp://x/y", "spec", "uri") }, field: "spec.uri", fix: "use hf://"},
-		"DuplicateRevision":     {edit: func(x map[string]any) { setPath(x, []any{"main", "main"}, "spec", "revisions") }, field: "spec.revisions[1]", fix: "list each revision once"},
-		"EmptyRevision":         {edit: func(x map[string]any) { setPath(x, []any{"main", ""}, "spec", "revisions") }, field: "spec.revisions[1]", fix: "leave spec.revisions out to pull the default"},
-		"BadRevision":           {edit: func(x map[string]any) { setPath(x, []any{"../x"}, "spec", "revisions") }, field: "spec.revisions[0]", fix: "use a branch, tag, commit"},
-		"BadSecret":             {edit: func(x map[string]any) { setPath(x, map[string]any{"name": "HF_X"}, "spec", "credentialsSecretRef") }, field: "spec.credentialsSecretRef.name", fix: "lower case alphanumeric"},
-		"BadAccessMode":         {edit: func(x map[string]any) { setPath(x, "ReadOnlyMany", "spec", "storage", "accessMode") }, field: "spec.storage.accessMode", fix: "use ReadWriteOnce or ReadWriteMany"},
-		"NameLeadingDigit":      {edit: func(x map[string]any) { setPath(x, "1llama", "metadata", "labels", resolve.LabelClaimName) }, field: "metadata.name", fix: "rename the ModelCache"},
-		"PolicyURIHostFragment": {edit: func(x map[string]any) { setPath(x, "https://evil.test#.allowed.test/m.gguf", "spec", "uri") }, input: map[string]any{"policy": map[string]any{"allowedURIHosts": []any{"https://*.allowed.test"}}}, field: "spec.uri", fix: "https://evil.test is not among the sources the platform allows (input.policy.allowedURIHosts"},
-		"PolicyURIUserinfo":     {edit: func(x map[string]any) { setPath(x, "https://a.allowed.test@evil.test/m.gguf", "spec", "uri") }, input: map[string]any{"policy": map[string]any{"allowedURIHosts": []any{"https://*.allowed.test"}}}, field: "spec.uri", fix: "put them in a Secret and set spec.credentialsSecretRef"},
+		"FTPURI":                 {edit: func(x map[string]any) { setPath(x, "ftp://x/y", "spec", "uri") }, field: "spec.uri", fix: "use hf://"},
+		"DuplicateRevision":      {edit: func(x map[string]any) { setPath(x, []any{"main", "main"}, "spec", "revisions") }, field: "spec.revisions[1]", fix: "list each revision once"},
+		"EmptyRevision":          {edit: func(x map[string]any) { setPath(x, []any{"main", ""}, "spec", "revisions") }, field: "spec.revisions[1]", fix: "leave spec.revisions out to pull the default"},
+		"BadRevision":            {edit: func(x map[string]any) { setPath(x, []any{"../x"}, "spec", "revisions") }, field: "spec.revisions[0]", fix: "use a branch, tag, commit"},
+		"BadSecret":              {edit: func(x map[string]any) { setPath(x, map[string]any{"name": "HF_X"}, "spec", "credentialsSecretRef") }, field: "spec.credentialsSecretRef.name", fix: "lower case alphanumeric"},
+		"BadAccessMode":          {edit: func(x map[string]any) { setPath(x, "ReadOnlyMany", "spec", "storage", "accessMode") }, field: "spec.storage.accessMode", fix: "use ReadWriteOnce or ReadWriteMany"},
+		"NameLeadingDigit":       {edit: func(x map[string]any) { setPath(x, "1llama", "metadata", "labels", resolve.LabelClaimName) }, field: "metadata.name", fix: "rename the ModelCache"},
+		"PolicyURIHostFragment":  {edit: func(x map[string]any) { setPath(x, "https://evil.test#.allowed.test/m.gguf", "spec", "uri") }, input: map[string]any{"policy": map[string]any{"allowedURIHosts": []any{"https://*.allowed.test"}}}, field: "spec.uri", fix: "https://evil.test is not among the sources the platform allows (input.policy.allowedURIHosts"},
+		"PolicyURIUserinfo":      {edit: func(x map[string]any) { setPath(x, "https://a.allowed.test@evil.test/m.gguf", "spec", "uri") }, input: map[string]any{"policy": map[string]any{"allowedURIHosts": []any{"https://*.allowed.test"}}}, field: "spec.uri", fix: "put them in a Secret and set spec.credentialsSecretRef"},
+		"PolicyCredentialSecret": {edit: func(x map[string]any) {}, input: map[string]any{"policy": map[string]any{"allowedCredentialSecrets": []any{"hf-cache"}}}, field: "spec.credentialsSecretRef.name", fix: "input.policy.allowedCredentialSecrets: hf-cache"},
+		"S3CredentialsKey": {edit: func(x map[string]any) {
+			setPath(x, "s3://models/llama", "spec", "uri")
+			setPath(x, map[string]any{"name": "aws", "key": "HTTPS_PROXY"}, "spec", "credentialsSecretRef")
+		}, field: "spec.credentialsSecretRef.key", fix: "remove the key"},
 		"PlainHTTPCredentials": {edit: func(x map[string]any) {
 			setPath(x, "http://mirror.internal/llama.gguf", "spec", "uri")
 			setPath(x, map[string]any{"name": "mirror"}, "spec", "credentialsSecretRef")

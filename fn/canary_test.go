@@ -774,7 +774,7 @@ func TestCredentialsPerSource(t *testing.T) {
 		},
 		"OwnSecretEveryKey": {
 			canary: map[string]any{"uri": "s3://models/llama-v2", "credentialsSecretRef": map[string]any{"name": "aws"}},
-			want:   creds{Secrets: []string{"envFrom <- aws"}},
+			want:   creds{Secrets: []string{"AWS_ACCESS_KEY_ID <- aws/AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY <- aws/AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN <- aws/AWS_SESSION_TOKEN"}},
 		},
 		"PlainHTTPListedHost": {
 			canary: map[string]any{"uri": "http://Mirror.Internal/llama.gguf", "credentialsSecretRef": map[string]any{"name": "mirror-token", "key": "TOKEN"}},

@@ -42,7 +42,7 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 	var c composition
 	var warnings []string
 	if isModelCache(observedXR) {
-		c, warnings, err = renderModelCache(req, in)
+		c, warnings, err = renderModelCache(req, rsp, in)
 	} else {
 		c, warnings, err = renderInferenceService(req, rsp, in)
 	}
@@ -63,9 +63,10 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 
 // renderInferenceService composes an InferenceService, in one direction:
 // decode the XR, resolve it against the Input (pure: spec and Input
-// only), observe the ModelCache it names and the objects Crossplane
-// observed, plan, build the objects and the status (compose). A service on
-// a ModelCache asks Crossplane for it in rsp's requirements.
+// only), observe the ModelCache and the Secrets it names and the objects
+// Crossplane observed, plan, build the objects and the status (compose). A
+// service on a ModelCache, or with credentials, asks Crossplane for them
+// in rsp's requirements.
 func renderInferenceService(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, in *v1beta1.Input) (composition, []string, error) {
 	xr, err := resolve.DecodeXR(req.GetObserved().GetComposite().GetResource())
 	if err != nil {
@@ -78,21 +79,30 @@ func renderInferenceService(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionR
 	// The requirements go out on every call, before any refusal, so that
 	// Crossplane sees them stable and stops iterating.
 	requireCache(rsp, s)
+	requireSecrets(rsp, s)
 	names := observe.ClaimedServices(s, xr.Spec, req.GetObserved().GetResources())
 	requireServices(rsp, s, names)
 	cache, err := observe.Cache(req, s, in)
 	if err != nil {
 		return composition{}, nil, err
 	}
+	secrets, err := observe.ReadSecrets(req, s)
+	if err != nil {
+		return composition{}, nil, err
+	}
 	if err := observe.CheckNameClashes(req, s, names); err != nil {
 		return composition{}, warnings, err
 	}
-	c, err := compose(s, cache, req.GetObserved().GetResources())
+	if err := observe.CheckCredentialSecrets(s, xr.Spec, secrets); err != nil {
+		return composition{}, warnings, err
+	}
+	c, err := compose(s, cache, secrets, req.GetObserved().GetResources())
 	return c, warnings, err
 }
 
-// renderModelCache decodes, checks and composes a ModelCache.
-func renderModelCache(req *fnv1.RunFunctionRequest, in *v1beta1.Input) (composition, []string, error) {
+// renderModelCache decodes, checks and composes a ModelCache, asking
+// Crossplane for its Secret in rsp's requirements.
+func renderModelCache(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, in *v1beta1.Input) (composition, []string, error) {
 	xr, err := resolve.DecodeComposite[v1alpha1.XModelCache](req.GetObserved().GetComposite().GetResource())
 	if err != nil {
 		return composition{}, nil, err
@@ -101,7 +111,15 @@ func renderModelCache(req *fnv1.RunFunctionRequest, in *v1beta1.Input) (composit
 	if err != nil {
 		return composition{}, nil, err
 	}
-	c, err := composeCache(s, req.GetObserved().GetResources())
+	requireSecrets(rsp, s)
+	secrets, err := observe.ReadSecrets(req, s)
+	if err != nil {
+		return composition{}, nil, err
+	}
+	if err := observe.CheckCacheCredentialSecret(s, xr.Spec, secrets); err != nil {
+		return composition{}, warnings, err
+	}
+	c, err := composeCache(s, secrets, req.GetObserved().GetResources())
 	return c, warnings, err
 }
 
@@ -136,15 +154,16 @@ type composition struct {
 }
 
 // compose decides what to return for a resolved InferenceService given
-// the observed ModelCache (nil without one) and the observed composed
-// resources: it observes them, plans (plan.New), and builds the plan's
+// the observed ModelCache (nil without one), the required Secrets and the
+// observed composed resources: it observes them, plans (plan.New), and builds the plan's
 // objects and its status. It is pure: the same arguments give the same
 // composition.
-func compose(s *resolve.Spec, cache *observe.CachedWeights, ocds map[string]*fnv1.Resource) (composition, error) {
+func compose(s *resolve.Spec, cache *observe.CachedWeights, secrets observe.Secrets, ocds map[string]*fnv1.Resource) (composition, error) {
 	o, err := observe.Decode(ocds)
 	if err != nil {
 		return composition{}, err
 	}
+	o.Secrets = secrets
 	p, err := plan.New(s, cache, o)
 	if err != nil {
 		return composition{}, err

@@ -311,8 +311,11 @@ func secretLeaks(t *testing.T, rsp *fnv1.RunFunctionResponse, credentialEnv ...s
 }
 
 // TestSecretsOnlyByReference: credentials reach the pull Job by reference
-// alone: a key becomes the puller's token variable through secretKeyRef,
-// no key exposes the whole Secret through envFrom, and the servers never
+// alone, and only as the variables its puller reads for them: a key
+// becomes the puller's token variable through secretKeyRef; without a key
+// the key of the variable's own name does (for s3:// the AWS key pair and
+// an optional session token); nothing is ever mounted with envFrom, so a
+// Secret cannot set the puller's endpoint or proxy; and the servers never
 // see it (DESIGN §4, secrets).
 func TestSecretsOnlyByReference(t *testing.T) {
 	type creds struct {
@@ -343,19 +346,35 @@ func TestSecretsOnlyByReference(t *testing.T) {
 			uri: "https://h/m.gguf", secret: map[string]any{"name": "web", "key": "bearer"},
 			want: creds{Env: ref("BEARER_TOKEN", "web", "bearer")},
 		},
-		"S3KeyWithoutTokenEnv": {
-			// The s3 puller names no token variable: the key's own name is used.
-			uri: "s3://bucket/m", secret: map[string]any{"name": "aws", "key": "AWS_SECRET_ACCESS_KEY"},
-			want: creds{Env: ref("AWS_SECRET_ACCESS_KEY", "aws", "AWS_SECRET_ACCESS_KEY")},
+		"S3KeyFromInputTokenEnv": {
+			// A platform whose s3 puller reads one token names it.
+			uri: "s3://bucket/m", secret: map[string]any{"name": "aws", "key": "token"},
+			in:   map[string]any{"pullers": map[string]any{"s3": map[string]any{"tokenEnv": "S3_TOKEN"}}},
+			want: creds{Env: ref("S3_TOKEN", "aws", "token")},
+		},
+		"HFWithoutKey": {
+			uri: "hf://org/m", secret: map[string]any{"name": "hf-credentials"},
+			want: creds{Env: ref("HF_TOKEN", "hf-credentials", "HF_TOKEN")},
+		},
+		"GSWithoutKey": {
+			uri: "gs://bucket/m", secret: map[string]any{"name": "gcp"},
+			want: creds{Env: ref("GOOGLE_CREDENTIALS_JSON", "gcp", "GOOGLE_CREDENTIALS_JSON")},
+		},
+		"HTTPSWithoutKey": {
+			uri: "https://h/m.gguf", secret: map[string]any{"name": "web"},
+			want: creds{Env: ref("BEARER_TOKEN", "web", "BEARER_TOKEN")},
 		},
 		"InputTokenEnv": {
 			uri: "hf://org/m", secret: map[string]any{"name": "hub-token", "key": "token"},
 			in:   map[string]any{"pullers": map[string]any{"hf": map[string]any{"tokenEnv": "HUGGING_FACE_HUB_TOKEN"}}},
 			want: creds{Env: ref("HUGGING_FACE_HUB_TOKEN", "hub-token", "token")},
 		},
-		"S3WholeSecret": {
+		"S3KeyPair": {
 			uri: "s3://bucket/m", secret: map[string]any{"name": "aws"},
-			want: creds{EnvFrom: []corev1.EnvFromSource{{SecretRef: &corev1.SecretEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "aws"}}}}},
+			want: creds{Env: append(append(ref("AWS_ACCESS_KEY_ID", "aws", "AWS_ACCESS_KEY_ID"), ref("AWS_SECRET_ACCESS_KEY", "aws", "AWS_SECRET_ACCESS_KEY")...),
+				corev1.EnvVar{Name: "AWS_SESSION_TOKEN", ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
+					LocalObjectReference: corev1.LocalObjectReference{Name: "aws"}, Key: "AWS_SESSION_TOKEN", Optional: ptr.To(true),
+				}}})},
 		},
 	}
 	for name, tc := range cases {

@@ -24,11 +24,12 @@ func isModelCache(xr *structpb.Struct) bool {
 
 // composeCache composes a resolved ModelCache, in the same direction as
 // compose: observe, plan, build the plan's objects, report.
-func composeCache(s *resolve.Spec, ocds map[string]*fnv1.Resource) (composition, error) {
+func composeCache(s *resolve.Spec, secrets observe.Secrets, ocds map[string]*fnv1.Resource) (composition, error) {
 	o, err := observe.Decode(ocds)
 	if err != nil {
 		return composition{}, err
 	}
+	o.Secrets = secrets
 	p, err := plan.NewCache(s, o)
 	if err != nil {
 		return composition{}, err

@@ -1,6 +1,7 @@
 package fn
 
 import (
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -91,7 +92,9 @@ func TestOCIFresh(t *testing.T) {
 	d := desiredObject[appsv1.Deployment](t, rsp, render.ResourceDeployment)
 	pod := d.Spec.Template.Spec
 	wantVolume := corev1.Volume{Name: render.VolumeWeights, VolumeSource: corev1.VolumeSource{Image: &corev1.ImageVolumeSource{
-		Reference: "registry.example.com/models/llama@" + testDigest, PullPolicy: corev1.PullIfNotPresent,
+		// Always: a private image is checked with the registry for each
+		// pod (TestOCIPrivateImagePullsAlways).
+		Reference: "registry.example.com/models/llama@" + testDigest, PullPolicy: corev1.PullAlways,
 	}}}
 	if diff := cmp.Diff(wantVolume, pod.Volumes[0]); diff != "" {
 		t.Errorf("weights volume (-want +got):\n%s", diff)
@@ -117,6 +120,54 @@ func TestOCIFresh(t *testing.T) {
 	}
 	if w := warningsOf(rsp); len(w) > 0 && strings.Contains(strings.Join(w, "\n"), "tag") {
 		t.Errorf("a digest warns: %v", w)
+	}
+}
+
+// TestOCIPrivateImagePullsAlways: an image with an image pull Secret is
+// pulled Always even when pinned by digest, so that a node that cached it
+// for one pod does not mount it for another pod (another tenant's) that
+// has no credentials for it: the kubelet checks each pod's own Secret with
+// the registry. A public image pinned by digest stays IfNotPresent; a
+// canary that shares spec.model's Secret is private too.
+func TestOCIPrivateImagePullsAlways(t *testing.T) {
+	pinned := "oci://registry.example.com/models/llama@" + testDigest
+	public := testXR()
+	setPath(public, pinned, "spec", "model", "uri")
+	canary := ociXR(pinned)
+	setPath(canary, "1", "spec", "model", "version")
+	setPath(canary, []any{map[string]any{"version": "1", "weight": 90}, map[string]any{"version": "2", "weight": 10, "uri": "oci://registry.example.com/models/llama@sha256:" + strings.Repeat("b", 64)}}, "spec", "traffic")
+	policies := func(rsp *fnv1.RunFunctionResponse) map[string]corev1.PullPolicy {
+		out := map[string]corev1.PullPolicy{}
+		for _, n := range desiredNames(rsp) {
+			if !strings.HasPrefix(n, render.ResourceDeployment) {
+				continue
+			}
+			d := desiredObject[appsv1.Deployment](t, rsp, n)
+			for _, v := range d.Spec.Template.Spec.Volumes {
+				if v.Image != nil {
+					out[n] = v.Image.PullPolicy
+				}
+			}
+		}
+		return out
+	}
+	for name, tc := range map[string]struct {
+		xr   map[string]any
+		want map[string]corev1.PullPolicy
+	}{
+		"PublicDigest":  {xr: public, want: map[string]corev1.PullPolicy{render.ResourceDeployment: corev1.PullIfNotPresent}},
+		"PrivateDigest": {xr: ociXR(pinned), want: map[string]corev1.PullPolicy{render.ResourceDeployment: corev1.PullAlways}},
+		"PrivateCanary": {xr: canary, want: map[string]corev1.PullPolicy{render.ResourceDeployment: corev1.PullAlways, render.ResourceDeployment + "-2": corev1.PullAlways}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			rsp := run(t, newRequest(t, tc.xr, ociInput()))
+			if msg := fatalMessage(rsp); msg != "" {
+				t.Fatal(msg)
+			}
+			if diff := cmp.Diff(tc.want, policies(rsp)); diff != "" {
+				t.Errorf("image volume pull policies (-want +got):\n%s", diff)
+			}
+		})
 	}
 }
 

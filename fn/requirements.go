@@ -28,6 +28,29 @@ func requireCache(rsp *fnv1.RunFunctionResponse, s *resolve.Spec) {
 	rsp.Requirements.ExtraResources[observe.RequirementCache] = proto.Clone(sel).(*fnv1.ResourceSelector) //nolint:staticcheck // See above.
 }
 
+// requireSecrets asks Crossplane for every Secret the claim names as
+// credentials, as requireCache asks for a ModelCache, through both
+// requirement fields.
+func requireSecrets(rsp *fnv1.RunFunctionResponse, s *resolve.Spec) {
+	sels := observe.SecretRequirements(s)
+	if len(sels) == 0 {
+		return
+	}
+	if rsp.Requirements == nil {
+		rsp.Requirements = &fnv1.Requirements{}
+	}
+	if rsp.Requirements.Resources == nil {
+		rsp.Requirements.Resources = map[string]*fnv1.ResourceSelector{}
+	}
+	if rsp.Requirements.ExtraResources == nil { //nolint:staticcheck // Crossplane v1 reads only this field.
+		rsp.Requirements.ExtraResources = map[string]*fnv1.ResourceSelector{} //nolint:staticcheck // See above.
+	}
+	for key, sel := range sels {
+		rsp.Requirements.Resources[key] = sel
+		rsp.Requirements.ExtraResources[key] = proto.Clone(sel).(*fnv1.ResourceSelector) //nolint:staticcheck // See above.
+	}
+}
+
 // requireServices asks Crossplane for the Services of names, as
 // requireCache asks for a ModelCache, through both requirement fields.
 func requireServices(rsp *fnv1.RunFunctionResponse, s *resolve.Spec, names []observe.ClaimedService) {

@@ -262,6 +262,31 @@ type Policy struct {
 	// +kubebuilder:validation:MaxItems=64
 	// +kubebuilder:validation:items:MaxLength=300
 	PlainHTTPCredentialHosts []string `json:"plainHTTPCredentialHosts,omitempty"`
+
+	// AllowedCredentialSecrets lists the Secrets (by name, in the claim's
+	// namespace) that a claim may name as credentials: in
+	// spec.model.credentialsSecretRef, spec.traffic[].credentialsSecretRef,
+	// spec.adapters[].credentialsSecretRef or a ModelCache's
+	// spec.credentialsSecretRef. A claim naming another is refused. Left
+	// out, any name is allowed (and credentialSecretSelector alone decides).
+	// A pull Job sends the Secret's value to the weights' source, so
+	// without a restriction a tenant who may create claims but not read
+	// Secrets could send any Secret of the namespace that has the right
+	// key to a source the policy allows.
+	// +optional
+	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:items:MaxLength=253
+	AllowedCredentialSecrets []string `json:"allowedCredentialSecrets,omitempty"`
+
+	// CredentialSecretSelector restricts the Secrets a claim may name as
+	// credentials to those whose labels it selects, e.g. matchLabels
+	// inference.inferno.io/credentials: "true". The function reads the
+	// Secret's labels (a required resource; never its values), and a claim
+	// naming a Secret outside it is refused; until Crossplane has fetched
+	// the Secret nothing is pulled with it. With allowedCredentialSecrets
+	// too, a Secret must satisfy both. Left out, labels are not checked.
+	// +optional
+	CredentialSecretSelector *metav1.LabelSelector `json:"credentialSecretSelector,omitempty"`
 }
 
 // NetworkPolicySettings say which namespaces may reach the model servers.
@@ -486,8 +511,14 @@ type PullerPreset struct {
 	// +optional
 	Command []string `json:"command,omitempty"`
 
-	// TokenEnv is the environment variable that receives the key named by
-	// a claim's spec.model.credentialsSecretRef.key.
+	// TokenEnv is the environment variable that receives the credential:
+	// the key named by a claim's credentialsSecretRef.key, or, without a
+	// key, the Secret's key of the same name (HF_TOKEN for hf://,
+	// GOOGLE_CREDENTIALS_JSON for gs://, BEARER_TOKEN for http(s)://). It
+	// is the only variable a Secret reaches, by secretKeyRef; s3:// reads
+	// AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and, if present,
+	// AWS_SESSION_TOKEN instead. A puller without one takes no
+	// credentials.
 	// +optional
 	TokenEnv string `json:"tokenEnv,omitempty"`
 }

@@ -6,6 +6,7 @@ package v1beta1
 
 import (
 	"k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	runtime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
 )
@@ -516,6 +517,16 @@ func (in *Policy) DeepCopyInto(out *Policy) {
 		in, out := &in.PlainHTTPCredentialHosts, &out.PlainHTTPCredentialHosts
 		*out = make([]string, len(*in))
 		copy(*out, *in)
+	}
+	if in.AllowedCredentialSecrets != nil {
+		in, out := &in.AllowedCredentialSecrets, &out.AllowedCredentialSecrets
+		*out = make([]string, len(*in))
+		copy(*out, *in)
+	}
+	if in.CredentialSecretSelector != nil {
+		in, out := &in.CredentialSecretSelector, &out.CredentialSecretSelector
+		*out = new(metav1.LabelSelector)
+		(*in).DeepCopyInto(*out)
 	}
 }
 

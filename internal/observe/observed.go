@@ -61,6 +61,10 @@ type Objects struct {
 	jobs map[string]*structpb.Struct
 	// Progress are the pulls' progress ConfigMaps (metadata and data).
 	Progress map[string]*corev1.ConfigMap
+	// Secrets are the required Secrets the claim names as credentials
+	// (credentials.go); they are not composed, and fn sets them beside
+	// the decoded objects.
+	Secrets Secrets
 }
 
 // Deployment is an observed Deployment: metadata, spec without its

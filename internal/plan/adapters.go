@@ -18,6 +18,10 @@ type Adapter struct {
 	Pull     render.JobState
 	Detail   string
 	Failure  render.PullFailure
+	// Creds is the adapter's Secret, judged; Held says its Job waits for
+	// it (heldForCredentials) and is not returned yet.
+	Creds observe.Credentials
+	Held  bool
 }
 
 // planAdapters renders each adapter's pull Job and reads its observed one.
@@ -34,6 +38,11 @@ func planAdapters(s *resolve.Spec, o observe.Objects) ([]Adapter, error) {
 		ap := Adapter{Adapter: a, Job: job, observed: observedJob}
 		ap.Pull, ap.Detail = render.PullState(observedJob)
 		ap.Failure = render.PullFailureOf(observedJob)
+		ap.Creds = o.Secrets.Judge(s, v)
+		ap.Held = observedJob == nil && heldForCredentials(s, ap.Creds)
+		if ap.Creds.State == observe.CredentialsMissing && ap.Pull == render.JobRunning {
+			ap.Pull = render.JobAbsent
+		}
 		out = append(out, ap)
 	}
 	return out, nil

@@ -24,7 +24,9 @@ func (p *Plan) Resources() ([]render.Resource, []string) {
 		add(render.ResourcePVC, pvc, o.PVC)
 	}
 	for _, a := range p.Adapters {
-		add(a.Job.Resource, a.Job.Job, a.observed)
+		if !a.Held {
+			add(a.Job.Resource, a.Job.Job, a.observed)
+		}
 		if s.Progress != nil {
 			// The adapter's pull Job runs under its own progress
 			// ServiceAccount (render.PullJob), as the model's does.

@@ -100,7 +100,7 @@ func NewWeightsSource(s *resolve.Spec, v *resolve.Version, cache *observe.Cached
 	case v.Model.Scheme == resolve.SchemePVC:
 		return userVolume{model: v.Model}, nil
 	case v.Model.Scheme == resolve.SchemeOCI:
-		return newImageVolume(v, o), nil
+		return newImageVolume(s, v, o), nil
 	}
 	return NewPulledWeights(s, v, o)
 }
@@ -123,6 +123,20 @@ type PulledWeights struct {
 	// reported (nil before it did, or without input.pullProgress).
 	progress []render.Resource
 	Report   *observe.ProgressReport
+	// Creds is the pull's Secret, judged; held says the Job is not
+	// created yet for want of it (heldForCredentials).
+	Creds observe.Credentials
+	held  bool
+}
+
+// heldForCredentials says a pull (or an image volume) whose Secret is c
+// must not start yet: the Secret is missing or lacks a key, or the
+// platform restricts Secrets by label (input.policy.credentialSecretSelector)
+// and Crossplane has not fetched it, so its labels are unknown. Only the
+// first creation waits: an existing Job is kept (Crossplane would delete
+// it otherwise), and its pod waits for the Secret.
+func heldForCredentials(s *resolve.Spec, c observe.Credentials) bool {
+	return c.State == observe.CredentialsMissing || c.State == observe.CredentialsUnresolved && s.Credentials.Selector != nil
 }
 
 // NewPulledWeights renders version v's pull Job and reads what is
@@ -138,6 +152,12 @@ func NewPulledWeights(s *resolve.Spec, v *resolve.Version, o observe.Objects) (*
 	p := &PulledWeights{s: s, Model: v.Model, Job: job, observed: observedJob, pvc: o.PVC}
 	p.Pull, p.detail = render.PullState(observedJob)
 	p.Failure = render.PullFailureOf(observedJob)
+	p.Creds = o.Secrets.Judge(s, v)
+	p.held = observedJob == nil && heldForCredentials(s, p.Creds)
+	if p.Creds.State == observe.CredentialsMissing && p.Pull == render.JobRunning {
+		// Its pod cannot start without the Secret: not a pull under way.
+		p.Pull = render.JobAbsent
+	}
 	if s.Progress != nil {
 		p.progress = progressResources(s, v, o)
 		p.Report = observe.ReadProgress(o.Progress[render.ResourceProgressPrefix+v.Model.Hash])
@@ -163,6 +183,9 @@ func (p *PulledWeights) URI() string { return p.Model.URI }
 // Resources are the pull Job, ready once complete, and its progress
 // objects when input.pullProgress asks for them.
 func (p *PulledWeights) Resources() []render.Resource {
+	if p.held {
+		return p.progress
+	}
 	return append([]render.Resource{render.Judged(p.Job.Resource, p.Job.Job, p.observed)}, p.progress...)
 }
 
@@ -173,6 +196,16 @@ func (p *PulledWeights) Resources() []render.Resource {
 func (p *PulledWeights) Condition() reason.Condition {
 	s, m, job := p.s, p.Model, p.Job.Job.Name
 	vol := render.PVCName(s)
+	if p.Pull == render.JobAbsent {
+		switch {
+		case p.Creds.State == observe.CredentialsMissing && p.observed != nil:
+			return reason.CredentialsMissing.Condition(fmt.Sprintf("%s; pull Job %s waits for it: its pod cannot start without it", p.Creds.Message, job))
+		case p.Creds.State == observe.CredentialsMissing:
+			return reason.CredentialsMissing.Condition(fmt.Sprintf("%s; the pull of %s starts once it is there", p.Creds.Message, m.URI))
+		case p.held:
+			return reason.PullPending.Condition(fmt.Sprintf("%s, whose labels the platform checks (input.policy.credentialSecretSelector), before creating pull Job %s for %s", p.Creds.Message, job, m.URI))
+		}
+	}
 	switch p.Pull {
 	case render.JobComplete:
 		return reason.Pulled.Condition(fmt.Sprintf("the weights of %s are in volume %s", m.URI, vol))

@@ -17,6 +17,7 @@ const (
 	PullFailed
 	PullStalled
 	PullTimedOut
+	CredentialsMissing
 	Pulled
 	UserVolume
 	ImageVolumePending
@@ -111,6 +112,11 @@ var Docs = [NumReasons]doc{
 		Name: "PullTimedOut", Type: ConditionWeightsReady, Status: false,
 		Means: "The pull Job ran longer than `input.pullDeadlineSeconds` (six hours by default), retries included, and Kubernetes stopped it (`DeadlineExceeded`). Phase `Failed` (`Degraded` while older weights serve).",
 		Do:    "Usually very large weights on a slow link: ask the platform team to raise `input.pullDeadlineSeconds`, or pull them once into a ModelCache. Delete the Job to retry.",
+	},
+	CredentialsMissing: {
+		Name: "CredentialsMissing", Type: ConditionWeightsReady, Status: false,
+		Means: "The Secret a `credentialsSecretRef` names does not exist in the claim's namespace, or lacks a key its puller reads (`HF_TOKEN`, `GOOGLE_CREDENTIALS_JSON` or `BEARER_TOKEN` without a `key`, the `key` given; for `s3://` `AWS_ACCESS_KEY_ID` and `AWS_SECRET_ACCESS_KEY`; for `oci://` an image pull Secret's `.dockerconfigjson`). The function reads the Secret's key names, never its values. Nothing is pulled until it is there (a pull Job created earlier is kept, and its pod waits for the Secret). Phase `Pending`.",
+		Do:    "Create the Secret, or add the key, in the claim's namespace (the message names both), or fix the `credentialsSecretRef` it names. The pull starts on the next reconcile.",
 	},
 	Pulled: {
 		Name: "Pulled", Type: ConditionWeightsReady, Status: true,

@@ -104,21 +104,16 @@ func PullJob(s *resolve.Spec, v *resolve.Version) NamedJob {
 	}
 	env = append(env, corev1.EnvVar{Name: v1beta1.EnvPullStallSeconds, Value: strconv.Itoa(int(s.PullStall))})
 	env = append(env, scratchEnv()...)
-	var envFrom []corev1.EnvFromSource
-	if ref := m.Secret; ref != nil {
-		// Credentials only ever by reference: the Secret's value never
-		// enters the Job's spec.
-		if ref.Key != "" {
-			name := v.Puller.TokenEnv
-			if name == "" {
-				name = ref.Key
-			}
-			env = append(env, corev1.EnvVar{Name: name, ValueFrom: &corev1.EnvVarSource{
-				SecretKeyRef: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: ref.Name}, Key: ref.Key},
-			}})
-		} else {
-			envFrom = []corev1.EnvFromSource{{SecretRef: &corev1.SecretEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: ref.Name}}}}
+	// Credentials only ever by reference, and only the variables the
+	// puller reads for them (resolve.CredentialVars): never the whole
+	// Secret, whose other keys would set the puller's endpoint or proxy.
+	// The Secret's values never enter the Job's spec.
+	for _, c := range resolve.CredentialVars(m, v.Puller) {
+		sel := &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: m.Secret.Name}, Key: c.Key}
+		if c.Optional {
+			sel.Optional = ptr.To(true)
 		}
+		env = append(env, corev1.EnvVar{Name: c.Env, ValueFrom: &corev1.EnvVarSource{SecretKeyRef: sel}})
 	}
 
 	nodeSelector, tolerations := placement(s, false)
@@ -141,7 +136,6 @@ func PullJob(s *resolve.Spec, v *resolve.Version) NamedJob {
 				Image:                    v.Puller.Image,
 				Command:                  v.Puller.Command,
 				Env:                      env,
-				EnvFrom:                  envFrom,
 				SecurityContext:          ContainerSecurityContext(),
 				Resources: corev1.ResourceRequirements{
 					Requests: corev1.ResourceList{

@@ -125,7 +125,7 @@ func resolveAdapters(name string, pm Model, rt v1beta1.RuntimePreset, spec v1alp
 			continue
 		}
 		names[a.Name] = i
-		m := Model{URI: a.URI, Revision: a.Revision, Framework: pm.Framework, Secret: a.CredentialsSecretRef}
+		m := Model{URI: a.URI, Revision: a.Revision, Framework: pm.Framework, Secret: a.CredentialsSecretRef, SecretField: f + ".credentialsSecretRef"}
 		ParseURI(&m, f+".uri", errs)
 		if m.Scheme == SchemePVC || m.Scheme == SchemeOCI {
 			errs.Add(f+".uri", "%s:// adapters are not supported: adapters are pulled into the claim's cache volume; pull it from hf://, s3://, gs:// or http(s)://", m.Scheme)
@@ -144,7 +144,7 @@ func resolveAdapters(name string, pm Model, rt v1beta1.RuntimePreset, spec v1alp
 		case pm.Secret != nil && m.Scheme != "" && pm.pulled():
 			// Credentials go only to the source they were given for.
 			if sameSource(pm, m) {
-				m.Secret = pm.Secret
+				m.Secret, m.SecretField = pm.Secret, pm.SecretField
 			} else {
 				*warnings = append(*warnings, fmt.Sprintf("%s.credentialsSecretRef: adapter %q pulls from %s, not from %s as spec.model does, so it does not use spec.model.credentialsSecretRef; if its source needs credentials, name them here", f, a.Name, sourceOf(m), sourceOf(pm)))
 			}
@@ -157,6 +157,9 @@ func resolveAdapters(name string, pm Model, rt v1beta1.RuntimePreset, spec v1alp
 		hashes[m.Hash] = i
 		ad := Adapter{Name: a.Name, Model: m}
 		ad.Puller = resolvePuller(m, f+".uri", in, errs)
+		if a.CredentialsSecretRef != nil {
+			checkCredentialRef(m, ad.Puller, f+".credentialsSecretRef", in, errs)
+		}
 		out.List = append(out.List, ad)
 	}
 	return out

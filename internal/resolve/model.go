@@ -21,6 +21,9 @@ type Model struct {
 	Version   string
 	Framework v1alpha1.Framework
 	Secret    *v1alpha1.SecretKeyReference
+	// SecretField is the claim's field Secret comes from (a version or
+	// adapter may share spec.model's).
+	SecretField string
 	// Hash identifies the weights (uri and revision): it names the pull Job
 	// and the cache directory, so a new model gets a new Job and directory.
 	Hash string
@@ -95,7 +98,7 @@ func checkModelCredentials(m Model, in *v1beta1.Input, errs *FieldErrors) {
 }
 
 func resolveModel(m v1alpha1.ModelSpec, errs *FieldErrors) Model {
-	out := Model{URI: m.URI, Revision: m.Revision, Version: m.Version, Framework: m.Framework, Secret: m.CredentialsSecretRef}
+	out := Model{URI: m.URI, Revision: m.Revision, Version: m.Version, Framework: m.Framework, Secret: m.CredentialsSecretRef, SecretField: "spec.model.credentialsSecretRef"}
 	if out.Framework == "" {
 		out.Framework = v1alpha1.FrameworkVLLM
 	}

@@ -20,7 +20,7 @@ func ResolveCache(xr *v1alpha1.XModelCache, in *v1beta1.Input) (*Spec, []string,
 	spec := xr.Spec
 	name, ns := nameAndNamespace(xr, v1alpha1.CacheClaimKind, in, &errs, &warnings)
 
-	m := Model{URI: spec.URI, Secret: spec.CredentialsSecretRef}
+	m := Model{URI: spec.URI, Secret: spec.CredentialsSecretRef, SecretField: "spec.credentialsSecretRef"}
 	ParseURI(&m, "spec.uri", &errs)
 	switch m.Scheme {
 	case SchemePVC:
@@ -40,6 +40,7 @@ func ResolveCache(xr *v1alpha1.XModelCache, in *v1beta1.Input) (*Spec, []string,
 	checkCachePolicy(m, storage, spec, in, &errs)
 	pulls := resolvePulls(in, &errs)
 	checkPolicyInput(in, &errs)
+	creds := credentialsPolicy(in, &errs)
 	np := resolveNetworkPolicy(ns, in, &errs)
 	var primary Model
 	if len(versions) > 0 {
@@ -49,8 +50,9 @@ func ResolveCache(xr *v1alpha1.XModelCache, in *v1beta1.Input) (*Spec, []string,
 		Name: name, Namespace: ns, Volume: CacheVolume(name),
 		Model: primary, Puller: puller, serverSettings: servers,
 		Storage: storage, pullSettings: pulls,
-		Versions: versions, NetworkPolicy: np,
+		Versions: versions, NetworkPolicy: np, Credentials: creds,
 	}
+	checkCredentialRef(m, puller, "spec.credentialsSecretRef", in, &errs)
 	if err := errs.Err(); err != nil {
 		return nil, nil, err
 	}

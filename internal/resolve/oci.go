@@ -57,7 +57,8 @@ func (r OCIReference) String() string {
 	return s
 }
 
-// PullPolicy is the image volume's: a digest never changes, so a node
+// PullPolicy is the image volume's for a public image (a private one is
+// pulled Always: Model.ImagePullPolicy): a digest never changes, so a node
 // that has it keeps it (IfNotPresent); a tag may move, so every server
 // that starts asks the registry what it names now (Always) rather than
 // mount whatever its node pulled last.
@@ -66,6 +67,21 @@ func (r OCIReference) PullPolicy() corev1.PullPolicy {
 		return corev1.PullIfNotPresent
 	}
 	return corev1.PullAlways
+}
+
+// ImagePullPolicy is the pull policy of m's image volume. A private image
+// (m names an image pull Secret) is pulled Always, digest or not: with
+// IfNotPresent a node that has the image would mount it for any pod that
+// asks, so another tenant's pod on that node could mount it without
+// credentials. Always makes the kubelet ask the registry, with the pod's
+// own pull Secret, each time a pod starts; the layers stay cached, so a
+// pull that finds them moves only the manifest. A public image keeps its
+// reference's policy (OCIReference.PullPolicy).
+func (m Model) ImagePullPolicy() corev1.PullPolicy {
+	if m.Secret != nil {
+		return corev1.PullAlways
+	}
+	return m.OCI.PullPolicy()
 }
 
 // ParseOCI parses the rest of an oci:// URI (without the scheme),

@@ -57,6 +57,9 @@ type Spec struct {
 	// one pod without parallel flags. With more than one node the servers
 	// are LeaderWorkerSet groups (groups).
 	MultiNode *multiNode
+	// Credentials is what the platform asks of a Secret named as
+	// credentials beyond its name (credentials.go).
+	Credentials CredentialsPolicy
 }
 
 // Resolve checks an XR against everything the schema cannot express and
@@ -94,6 +97,7 @@ func Resolve(xr *v1alpha1.XInferenceService, in *v1beta1.Input) (*Spec, []string
 	pulls := resolvePulls(in, &errs)
 	ro := resolveRollout(in, &errs)
 	checkPolicyInput(in, &errs)
+	creds := credentialsPolicy(in, &errs)
 	// The NetworkPolicy's refusals are reported after the policy's.
 	var npErrs FieldErrors
 	np := resolveNetworkPolicy(ns, in, &npErrs)
@@ -114,8 +118,9 @@ func Resolve(xr *v1alpha1.XInferenceService, in *v1beta1.Input) (*Spec, []string
 		Storage: st, Volume: name + "-weights", pullSettings: pulls, Rollout: ro,
 		Versions: versions, Split: split, Adapters: adapters,
 		NetworkPolicy: np, Gateway: gw, Pool: pool, MultiNode: mn,
-		Progress: progress, PodMonitor: pm,
+		Progress: progress, PodMonitor: pm, Credentials: creds,
 	}
+	checkCredentialRef(m, puller, "spec.model.credentialsSecretRef", in, &errs)
 	checkPoolNames(s, &errs)
 	checkPolicy(s, spec, in, &errs)
 	errs = append(errs, npErrs...)

@@ -164,7 +164,7 @@ func resolveTraffic(name string, pm Model, puller v1beta1.PullerPreset, spec v1a
 			errs.Add(f+".uri", "is required: version %q is not spec.model.version, so name its weights (hf://, s3://, gs://, http(s)://, pvc:// or oci://)", t.Version)
 			continue
 		}
-		m := Model{URI: t.URI, Revision: t.Revision, Version: t.Version, Framework: pm.Framework, Secret: t.CredentialsSecretRef}
+		m := Model{URI: t.URI, Revision: t.Revision, Version: t.Version, Framework: pm.Framework, Secret: t.CredentialsSecretRef, SecretField: f + ".credentialsSecretRef"}
 		ParseURI(&m, f+".uri", errs)
 		checkRevision(t.Revision, f+".revision", errs)
 		checkSecretRef(t.CredentialsSecretRef, f+".credentialsSecretRef", errs)
@@ -181,7 +181,7 @@ func resolveTraffic(name string, pm Model, puller v1beta1.PullerPreset, spec v1a
 		case pm.Secret != nil && m.Scheme != "" && (m.pulled() || m.Scheme == SchemeOCI):
 			// Credentials go only to the source they were given for.
 			if sameSource(pm, m) {
-				m.Secret = pm.Secret
+				m.Secret, m.SecretField = pm.Secret, pm.SecretField
 			} else {
 				*warnings = append(*warnings, fmt.Sprintf("%s.credentialsSecretRef: version %q pulls from %s, not from %s as spec.model does, so it does not use spec.model.credentialsSecretRef; if its source needs credentials, name them here", f, t.Version, sourceOf(m), sourceOf(pm)))
 			}
@@ -196,6 +196,9 @@ func resolveTraffic(name string, pm Model, puller v1beta1.PullerPreset, spec v1a
 		weights[m.Hash] = i
 		v := Version{Model: m, Weight: t.Weight}
 		v.Puller = resolvePuller(m, f+".uri", in, errs)
+		if t.CredentialsSecretRef != nil {
+			checkCredentialRef(m, v.Puller, f+".credentialsSecretRef", in, errs)
+		}
 		versions = append(versions, v)
 	}
 	if !primaryListed && pm.Version != "" {

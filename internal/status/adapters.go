@@ -20,6 +20,9 @@ func adapterPhase(a plan.Adapter, s *resolve.Spec, d *observe.Deployment) (v1alp
 	job := a.Job.Job.Name
 	switch a.Pull {
 	case render.JobAbsent:
+		if a.Creds.State == observe.CredentialsMissing {
+			return v1alpha1.AdapterPending, a.Creds.Message + "; its pull starts once it is there"
+		}
 		return v1alpha1.AdapterPending, fmt.Sprintf("creating pull Job %s for %s", job, a.Model.URI)
 	case render.JobRunning:
 		return v1alpha1.AdapterPulling, fmt.Sprintf("pull Job %s is downloading %s into volume %s", job, a.Model.URI, render.PVCName(s))

@@ -14,12 +14,13 @@ import (
 //  1. any revision failed: Failed, with each failure;
 //  2. every revision pulled: Ready;
 //  3. any revision's Job running: Pulling;
-//  4. otherwise Pending.
+//  4. any revision waiting for its Secret: Pending, CredentialsMissing;
+//  5. otherwise Pending.
 func OfCache(c *plan.Cache) (v1alpha1.ModelCacheStatus, reason.Condition) {
 	s, pulls := c.Spec, c.Pulls
 	st := v1alpha1.ModelCacheStatus{PVCName: render.PVCName(s), URI: s.Model.URI}
 	var failed, waiting []string
-	running := false
+	running, creds := false, false
 	why := render.PullFailedOther // of the first failed revision
 	for _, p := range pulls {
 		r := v1alpha1.CachedRevision{Revision: p.Model.Revision, Path: render.CacheDir(p.Model)}
@@ -41,6 +42,7 @@ func OfCache(c *plan.Cache) (v1alpha1.ModelCacheStatus, reason.Condition) {
 		default:
 			r.Phase = v1alpha1.CachePending
 			waiting = append(waiting, w.Message)
+			creds = creds || w.Reason == reason.CredentialsMissing
 		}
 		st.Revisions = append(st.Revisions, r)
 	}
@@ -62,6 +64,9 @@ func OfCache(c *plan.Cache) (v1alpha1.ModelCacheStatus, reason.Condition) {
 	case running:
 		st.Phase, st.Message = v1alpha1.CachePulling, strings.Join(waiting, "; ")
 		return st, reason.Pulling.Condition(st.Message)
+	case creds:
+		st.Phase, st.Message = v1alpha1.CachePending, strings.Join(waiting, "; ")
+		return st, reason.CredentialsMissing.Condition(st.Message)
 	default:
 		st.Phase, st.Message = v1alpha1.CachePending, strings.Join(waiting, "; ")
 		return st, reason.PullPending.Condition(st.Message)

@@ -108,7 +108,9 @@ func (s *infernoSuite) oci(t *testing.T) {
 		t.Errorf("WeightsReady %s (%s), want ImageVolumeMounted naming %s", reason, msg, ref)
 	}
 	checkNothingPulled(ctx, t, name)
-	checkImageVolumePods(ctx, t, name, name, ref, corev1.PullIfNotPresent, 2)
+	// Always, though pinned: a private image (it has a pull Secret) is
+	// checked with the registry for each pod (docs/oci.md).
+	checkImageVolumePods(ctx, t, name, name, ref, corev1.PullAlways, 2)
 
 	// A canary from a tag of the same registry: its own Deployment and
 	// image, pulled Always, with the primary's Secret (same registry).

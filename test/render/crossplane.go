@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 
 	"sigs.k8s.io/yaml"
@@ -54,9 +55,12 @@ func (f *Function) Render(ctx context.Context, a Args) ([]byte, error) {
 	if a.Observed != "" {
 		args = append(args, "--observed-resources="+a.Observed)
 	}
-	if a.Required != "" {
-		args = append(args, "--required-resources="+a.Required)
+	required, err := withSecrets(a.Required)
+	if err != nil {
+		return nil, err
 	}
+	defer os.RemoveAll(required)
+	args = append(args, "--required-resources="+required)
 	if a.XRD != "" {
 		args = append(args, "--xrd="+a.XRD)
 	}
@@ -92,4 +96,35 @@ func Documents(b []byte) ([]map[string]any, error) {
 		return nil, errors.New("no YAML documents")
 	}
 	return out, nil
+}
+
+// SecretsFixture holds the Secrets the examples name as credentials, which
+// every render is given as required resources (the function asks for
+// them, and holds a pull whose Secret Crossplane does not find). The path
+// is relative to test/render, where the tests run; make render's command
+// sets it from the repository's root.
+var SecretsFixture = filepath.Join("..", "..", "examples", "secrets.yaml")
+
+// withSecrets makes a directory of the required resources of one render:
+// SecretsFixture and the file required, if any. The caller removes it.
+func withSecrets(required string) (string, error) {
+	dir, err := os.MkdirTemp("", "required-")
+	if err != nil {
+		return "", err
+	}
+	for i, f := range []string{SecretsFixture, required} {
+		if f == "" {
+			continue
+		}
+		b, err := os.ReadFile(f)
+		if err != nil {
+			os.RemoveAll(dir)
+			return "", err
+		}
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("%d.yaml", i)), b, 0o600); err != nil {
+			os.RemoveAll(dir)
+			return "", err
+		}
+	}
+	return dir, nil
 }

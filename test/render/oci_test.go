@@ -59,8 +59,8 @@ func TestCrossplaneRenderOCI(t *testing.T) {
 				vols, _ := pod["volumes"].([]any)
 				w, _ := vols[0].(map[string]any)
 				img, _ := w["image"].(map[string]any)
-				if !strings.HasPrefix(str(img["reference"]), "registry.example.com/models/llama-3.1-8b@sha256:") || img["pullPolicy"] != "IfNotPresent" {
-					t.Errorf("weights volume %v, want the image pinned by digest, IfNotPresent", w)
+				if !strings.HasPrefix(str(img["reference"]), "registry.example.com/models/llama-3.1-8b@sha256:") || img["pullPolicy"] != "Always" {
+					t.Errorf("weights volume %v, want the image pinned by digest, Always (a private image: it has a pull Secret)", w)
 				}
 				secrets, _ := pod["imagePullSecrets"].([]any)
 				if len(secrets) != 1 || secrets[0].(map[string]any)["name"] != "regcred" {

@@ -274,11 +274,19 @@ type ModelSpec struct {
 	Framework Framework `json:"framework,omitempty"`
 
 	// CredentialsSecretRef names a Secret in the claim's namespace that the
-	// pull Job reads the source's credentials from. With key set, that key
-	// is exposed as the puller's token variable (HF_TOKEN for hf://, for
-	// example); without it every key of the Secret becomes an environment
-	// variable (AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY for s3://).
-	// Servers that download nothing never see it. For oci:// weights it
+	// pull Job reads the source's credentials from, each by secretKeyRef:
+	// only the variables the puller reads for credentials, never the whole
+	// Secret (so it cannot set an endpoint or a proxy). With key set, that
+	// key becomes the puller's token variable (HF_TOKEN for hf://,
+	// GOOGLE_CREDENTIALS_JSON for gs://, BEARER_TOKEN for http(s)://);
+	// without it the Secret's key of that same name does, and for s3:// the
+	// keys AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (and
+	// AWS_SESSION_TOKEN, if present) do; s3:// takes no key. The Secret
+	// must exist with those keys before anything is pulled
+	// (CredentialsMissing), and the platform may restrict which Secrets
+	// serve (input.policy.allowedCredentialSecrets,
+	// credentialSecretSelector). Servers that download nothing never see
+	// it. For oci:// weights it
 	// names an image pull Secret (type kubernetes.io/dockerconfigjson,
 	// without key) that the servers' pods list in imagePullSecrets.
 	// +optional
@@ -309,7 +317,10 @@ type SecretKeyReference struct {
 	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$`
 	Name string `json:"name"`
 
-	// Key within the Secret. Leave it out to expose every key.
+	// Key within the Secret that holds the token, for the pullers that
+	// read one (hf, gs, http, https). Leave it out to read the key named
+	// after the puller's variable (HF_TOKEN, GOOGLE_CREDENTIALS_JSON,
+	// BEARER_TOKEN; the AWS keys for s3://).
 	// +optional
 	// +kubebuilder:validation:MaxLength=253
 	// +kubebuilder:validation:Pattern=`^[-._a-zA-Z0-9]+$`

@@ -25,6 +25,8 @@ func main() {
 	flag.Parse()
 
 	a := render.Args{CLI: *cli, XR: *xr, Composition: *comp, Functions: *fns, Observed: *observed, Required: *required}
+	// Run from the repository's root (make render).
+	render.SecretsFixture = "examples/secrets.yaml"
 	if *stage != "" && *observed == "" {
 		a.Observed = "examples/observed/" + *stage + ".yaml"
 		if _, err := os.Stat(a.Observed); err != nil {
