@@ -140,7 +140,18 @@ func (s *infernoSuite) pullProgress(t *testing.T) {
 			if smp.total != bigWeights {
 				t.Errorf("status.pulls[0].bytesTotal %d at %.1fs, want %d (the origin's Content-Length)", smp.total, smp.at.Seconds(), bigWeights)
 			}
-			if !strings.Contains(smp.message, " of 200.0 MiB") || !strings.Contains(smp.message, "MiB/s") || !strings.Contains(smp.message, "ETA ") {
+			// A claim's status fields and its conditions can come from two
+			// writes of Crossplane's, so one snapshot may pair this call's
+			// bytes with the last call's message (one run: 20 MB beside "no
+			// progress report yet", agreeing 0.2 s later). Each function
+			// call writes both from one report (unit tests hold that); here
+			// the messages that carry a report must name the total, a rate
+			// and an ETA, and enough of them must come (below).
+			if !strings.Contains(smp.message, " of 200.0 MiB") {
+				t.Logf("snapshot at %.1fs pairs %d bytes with the message %q: status and conditions from different writes", smp.at.Seconds(), smp.bytes, smp.message)
+				continue
+			}
+			if !strings.Contains(smp.message, "MiB/s") || !strings.Contains(smp.message, "ETA ") {
 				t.Errorf("WeightsReady message %q lacks \"… of 200.0 MiB, … MiB/s, ETA …\"", smp.message)
 			}
 			messages = append(messages, smp.message[strings.LastIndex(smp.message, ": ")+2:])
@@ -148,6 +159,9 @@ func (s *infernoSuite) pullProgress(t *testing.T) {
 	}
 	if len(distinct) < 3 {
 		t.Errorf("the claim showed %d distinct progress values before Serving, want at least 3", len(distinct))
+	}
+	if len(messages) < 3 {
+		t.Errorf("the WeightsReady message reported progress %d times before Serving, want at least 3", len(messages))
 	}
 	sc.note("200 MiB at 10 MiB/s: %d distinct progress values while Pulling, Serving after %.1fs; e.g. %q", len(distinct), time.Since(start).Seconds(), firstOf(messages))
 
