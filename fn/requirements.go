@@ -7,73 +7,47 @@ import (
 	"google.golang.org/protobuf/proto"
 )
 
-// requireCache asks Crossplane for the service's ModelCache. It asks
-// through both the current and the deprecated field: Crossplane v2 reads
-// either, Crossplane v1 only the deprecated one.
+// requireCache asks Crossplane for the service's ModelCache.
 func requireCache(rsp *fnv1.RunFunctionResponse, s *resolve.Spec) {
-	sel := observe.CacheRequirement(s)
-	if sel == nil {
-		return
+	if sel := observe.CacheRequirement(s); sel != nil {
+		require(rsp, observe.RequirementCache, sel)
 	}
-	if rsp.Requirements == nil {
-		rsp.Requirements = &fnv1.Requirements{}
-	}
-	if rsp.Requirements.Resources == nil {
-		rsp.Requirements.Resources = map[string]*fnv1.ResourceSelector{}
-	}
-	rsp.Requirements.Resources[observe.RequirementCache] = sel
-	if rsp.Requirements.ExtraResources == nil { //nolint:staticcheck // Crossplane v1 reads only this field.
-		rsp.Requirements.ExtraResources = map[string]*fnv1.ResourceSelector{} //nolint:staticcheck // See above.
-	}
-	rsp.Requirements.ExtraResources[observe.RequirementCache] = proto.Clone(sel).(*fnv1.ResourceSelector) //nolint:staticcheck // See above.
 }
 
 // requireSecrets asks Crossplane for every Secret the claim names as
-// credentials, as requireCache asks for a ModelCache, through both
-// requirement fields.
+// credentials.
 func requireSecrets(rsp *fnv1.RunFunctionResponse, s *resolve.Spec) {
-	sels := observe.SecretRequirements(s)
-	if len(sels) == 0 {
-		return
-	}
-	if rsp.Requirements == nil {
-		rsp.Requirements = &fnv1.Requirements{}
-	}
-	if rsp.Requirements.Resources == nil {
-		rsp.Requirements.Resources = map[string]*fnv1.ResourceSelector{}
-	}
-	if rsp.Requirements.ExtraResources == nil { //nolint:staticcheck // Crossplane v1 reads only this field.
-		rsp.Requirements.ExtraResources = map[string]*fnv1.ResourceSelector{} //nolint:staticcheck // See above.
-	}
-	for key, sel := range sels {
-		rsp.Requirements.Resources[key] = sel
-		rsp.Requirements.ExtraResources[key] = proto.Clone(sel).(*fnv1.ResourceSelector) //nolint:staticcheck // See above.
+	for key, sel := range observe.SecretRequirements(s) {
+		require(rsp, key, sel)
 	}
 }
 
-// requireServices asks Crossplane for the Services of names, as
-// requireCache asks for a ModelCache, through both requirement fields.
+// requireServices asks Crossplane for the Services of names, to see
+// whether another owner holds one.
 func requireServices(rsp *fnv1.RunFunctionResponse, s *resolve.Spec, names []observe.ClaimedService) {
-	if len(names) == 0 {
-		return
-	}
-	if rsp.Requirements == nil {
-		rsp.Requirements = &fnv1.Requirements{}
-	}
-	if rsp.Requirements.Resources == nil {
-		rsp.Requirements.Resources = map[string]*fnv1.ResourceSelector{}
-	}
-	if rsp.Requirements.ExtraResources == nil { //nolint:staticcheck // Crossplane v1 reads only this field.
-		rsp.Requirements.ExtraResources = map[string]*fnv1.ResourceSelector{} //nolint:staticcheck // See above.
-	}
 	for _, n := range names {
-		sel := &fnv1.ResourceSelector{
+		require(rsp, observe.RequirementServicePrefix+n.Name, &fnv1.ResourceSelector{
 			ApiVersion: "v1",
 			Kind:       "Service",
 			Match:      &fnv1.ResourceSelector_MatchName{MatchName: n.Name},
 			Namespace:  proto.String(s.Namespace),
-		}
-		rsp.Requirements.Resources[observe.RequirementServicePrefix+n.Name] = sel
-		rsp.Requirements.ExtraResources[observe.RequirementServicePrefix+n.Name] = proto.Clone(sel).(*fnv1.ResourceSelector) //nolint:staticcheck // See above.
+		})
 	}
+}
+
+// require asks Crossplane for one resource under key. It asks through both
+// the current and the deprecated field: Crossplane v2 reads either,
+// Crossplane v1 only the deprecated one.
+func require(rsp *fnv1.RunFunctionResponse, key string, sel *fnv1.ResourceSelector) {
+	if rsp.Requirements == nil {
+		rsp.Requirements = &fnv1.Requirements{}
+	}
+	if rsp.Requirements.Resources == nil {
+		rsp.Requirements.Resources = map[string]*fnv1.ResourceSelector{}
+	}
+	if rsp.Requirements.ExtraResources == nil { //nolint:staticcheck // Crossplane v1 reads only this field.
+		rsp.Requirements.ExtraResources = map[string]*fnv1.ResourceSelector{} //nolint:staticcheck // See above.
+	}
+	rsp.Requirements.Resources[key] = sel
+	rsp.Requirements.ExtraResources[key] = proto.Clone(sel).(*fnv1.ResourceSelector) //nolint:staticcheck // See above.
 }
