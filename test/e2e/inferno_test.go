@@ -66,6 +66,7 @@ func TestInferno(t *testing.T) {
 	t.Run("24-canary-steps", s.canarySteps)
 	t.Run("27-oci", s.oci)
 	t.Run("29-pull-progress", s.pullProgress)
+	t.Run("31-credentials-reach-only-the-origin", s.credentialsOnlyToOrigin)
 	t.Run("25-lora", s.lora)
 	// With every earlier claim settled: nothing changes at rest.
 	t.Run("22-at-rest", s.atRest)

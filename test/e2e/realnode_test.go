@@ -301,6 +301,8 @@ type origin struct {
 	srv  *http.Server
 	mu   sync.Mutex
 	gets map[string]int
+	// auth is the last Authorization header each path was asked with.
+	auth map[string]string
 	// rates paces the files of some paths, in bytes per second.
 	rates map[string]int64
 }
@@ -386,12 +388,13 @@ func startOrigin(ip, dir, logDir string) (*origin, error) {
 	if err != nil {
 		return nil, err
 	}
-	o := &origin{Dir: dir, URL: "http://" + l.Addr().String(), gets: map[string]int{}, rates: map[string]int64{}}
+	o := &origin{Dir: dir, URL: "http://" + l.Addr().String(), gets: map[string]int{}, auth: map[string]string{}, rates: map[string]int64{}}
 	files := http.FileServer(http.Dir(dir))
 	o.srv = &http.Server{ReadHeaderTimeout: 10 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(logf, "%s %s %s %s\n", time.Now().Format(time.RFC3339Nano), r.RemoteAddr, r.Method, r.URL.Path)
 		o.mu.Lock()
 		o.gets[r.URL.Path]++
+		o.auth[r.URL.Path] = r.Header.Get("Authorization")
 		rate := o.rates[r.URL.Path]
 		o.mu.Unlock()
 		if rate > 0 {
@@ -408,6 +411,13 @@ func (o *origin) Served(path string) int {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	return o.gets[path]
+}
+
+// Auth is the Authorization header path was last asked with.
+func (o *origin) Auth(path string) string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.auth[path]
 }
 
 func (o *origin) stop() {
