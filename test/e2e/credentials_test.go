@@ -6,16 +6,12 @@ import (
 	"context"
 	"net"
 	"net/url"
-	"path/filepath"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-
-	"github.com/inferno-ai/function-inferno/test/e2e/kube"
 )
 
 const (
@@ -106,34 +102,8 @@ func (s *infernoSuite) credentialsOnlyToOrigin(t *testing.T) {
 // mirror would.
 func ensureCredentialsComposition(ctx context.Context, t *testing.T, originHost string) {
 	t.Helper()
-	input := map[string]any{
-		"apiVersion": "fn.inferno.io/v1beta1",
-		"kind":       "Input",
-		"scheduling": map[string]any{
-			"nodeSelector": map[string]any{poolLabel: realPool},
-			"tolerations":  []any{map[string]any{"key": poolLabel, "operator": "Equal", "value": realPool, "effect": "NoSchedule"}},
-		},
-		"pullers": map[string]any{
-			"http":  map[string]any{"image": httpPullerImage},
-			"https": map[string]any{"image": httpPullerImage},
-		},
-		"storage":  map[string]any{"storageClassName": RealStorageClass, "size": "1Gi"},
-		"runtimes": map[string]any{"fake": map[string]any{"sharedMemory": true}},
-		"policy":   map[string]any{"plainHTTPCredentialHosts": []any{originHost}},
-	}
-	objs, err := kube.DecodeYAML(mustRead(t, filepath.Join(repoRoot(), "apis", "composition.yaml")))
-	if err != nil || len(objs) != 1 {
-		t.Fatalf("apis/composition.yaml: %v", err)
-	}
-	comp := objs[0]
-	comp.SetName(credsComposition)
-	labels := comp.GetLabels()
-	labels[poolLabel] = credsPool
-	comp.SetLabels(labels)
-	steps, _, _ := unstructured.NestedSlice(comp.Object, "spec", "pipeline")
-	steps[0].(map[string]any)["input"] = input
-	setField(comp, steps, "spec", "pipeline")
-	if _, err := env.admin.Apply(ctx, comp); err != nil {
-		t.Fatal(err)
-	}
+	input := realNodeInput()
+	input["runtimes"] = map[string]any{"fake": map[string]any{"sharedMemory": true}}
+	input["policy"] = map[string]any{"plainHTTPCredentialHosts": []any{originHost}}
+	applyComposition(ctx, t, "composition.yaml", credsComposition, credsPool, input)
 }

@@ -351,34 +351,8 @@ func installPodMonitorCRD(ctx context.Context, t *testing.T) {
 // that turns on pull progress (every 2 s) and PodMonitors.
 func ensureProgressComposition(ctx context.Context, t *testing.T) {
 	t.Helper()
-	input := map[string]any{
-		"apiVersion": "fn.inferno.io/v1beta1",
-		"kind":       "Input",
-		"scheduling": map[string]any{
-			"nodeSelector": map[string]any{poolLabel: realPool},
-			"tolerations":  []any{map[string]any{"key": poolLabel, "operator": "Equal", "value": realPool, "effect": "NoSchedule"}},
-		},
-		"pullers": map[string]any{
-			"http":  map[string]any{"image": httpPullerImage},
-			"https": map[string]any{"image": httpPullerImage},
-		},
-		"storage":      map[string]any{"storageClassName": RealStorageClass, "size": "1Gi"},
-		"pullProgress": map[string]any{"enabled": true, "intervalSeconds": int64(2)},
-		"monitoring":   map[string]any{"podMonitor": map[string]any{"enabled": true, "interval": "15s", "labels": map[string]any{"release": "prometheus"}}},
-	}
-	objs, err := kube.DecodeYAML(mustRead(t, filepath.Join(repoRoot(), "apis", "composition.yaml")))
-	if err != nil || len(objs) != 1 {
-		t.Fatalf("apis/composition.yaml: %v", err)
-	}
-	comp := objs[0]
-	comp.SetName(progressComposition)
-	labels := comp.GetLabels()
-	labels[poolLabel] = progressPool
-	comp.SetLabels(labels)
-	steps, _, _ := unstructured.NestedSlice(comp.Object, "spec", "pipeline")
-	steps[0].(map[string]any)["input"] = input
-	setField(comp, steps, "spec", "pipeline")
-	if _, err := env.admin.Apply(ctx, comp); err != nil {
-		t.Fatal(err)
-	}
+	input := realNodeInput()
+	input["pullProgress"] = map[string]any{"enabled": true, "intervalSeconds": int64(2)}
+	input["monitoring"] = map[string]any{"podMonitor": map[string]any{"enabled": true, "interval": "15s", "labels": map[string]any{"release": "prometheus"}}}
+	applyComposition(ctx, t, "composition.yaml", progressComposition, progressPool, input)
 }

@@ -49,7 +49,18 @@ const (
 // pick them with spec.compositionSelector.
 func ensureRealCompositions(ctx context.Context, t *testing.T) {
 	t.Helper()
-	input := map[string]any{
+	input := realNodeInput()
+	input["runtimes"] = map[string]any{"fake": map[string]any{"sharedMemory": true}}
+	applyComposition(ctx, t, "composition.yaml", realComposition, realPool, input)
+	applyComposition(ctx, t, "modelcache-composition.yaml", realCacheComposition, realPool, input)
+}
+
+// realNodeInput is the Input of the Compositions for the real node: every
+// pod on its pool (nodeSelector and toleration of its taint), http(s)
+// weights pulled with the test's curl image (the built-in script
+// unchanged), volumes from local-path-provisioner.
+func realNodeInput() map[string]any {
+	return map[string]any{
 		"apiVersion": "fn.inferno.io/v1beta1",
 		"kind":       "Input",
 		"scheduling": map[string]any{
@@ -60,28 +71,29 @@ func ensureRealCompositions(ctx context.Context, t *testing.T) {
 			"http":  map[string]any{"image": httpPullerImage},
 			"https": map[string]any{"image": httpPullerImage},
 		},
-		"storage":  map[string]any{"storageClassName": RealStorageClass, "size": "1Gi"},
-		"runtimes": map[string]any{"fake": map[string]any{"sharedMemory": true}},
+		"storage": map[string]any{"storageClassName": RealStorageClass, "size": "1Gi"},
 	}
-	for _, c := range []struct{ file, name string }{
-		{"composition.yaml", realComposition},
-		{"modelcache-composition.yaml", realCacheComposition},
-	} {
-		objs, err := kube.DecodeYAML(mustRead(t, filepath.Join(repoRoot(), "apis", c.file)))
-		if err != nil || len(objs) != 1 {
-			t.Fatalf("apis/%s: %v", c.file, err)
-		}
-		comp := objs[0]
-		comp.SetName(c.name)
-		labels := comp.GetLabels()
-		labels[poolLabel] = realPool
-		comp.SetLabels(labels)
-		steps, _, _ := unstructured.NestedSlice(comp.Object, "spec", "pipeline")
-		steps[0].(map[string]any)["input"] = input
-		setField(comp, steps, "spec", "pipeline")
-		if _, err := env.admin.Apply(ctx, comp); err != nil {
-			t.Fatal(err)
-		}
+}
+
+// applyComposition applies the packaged Composition in apis/<file> as
+// name, labelled poolLabel=pool for claims to select, with input as its
+// function's Input.
+func applyComposition(ctx context.Context, t *testing.T, file, name, pool string, input map[string]any) {
+	t.Helper()
+	objs, err := kube.DecodeYAML(mustRead(t, filepath.Join(repoRoot(), "apis", file)))
+	if err != nil || len(objs) != 1 {
+		t.Fatalf("apis/%s: %v", file, err)
+	}
+	comp := objs[0]
+	comp.SetName(name)
+	labels := comp.GetLabels()
+	labels[poolLabel] = pool
+	comp.SetLabels(labels)
+	steps, _, _ := unstructured.NestedSlice(comp.Object, "spec", "pipeline")
+	steps[0].(map[string]any)["input"] = input
+	setField(comp, steps, "spec", "pipeline")
+	if _, err := env.admin.Apply(ctx, comp); err != nil {
+		t.Fatal(err)
 	}
 }
 
