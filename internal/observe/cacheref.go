@@ -112,10 +112,7 @@ func Cache(req *fnv1.RunFunctionRequest, s *resolve.Spec, in *v1beta1.Input) (*C
 		return nil, nil
 	}
 	name := s.Model.Cache
-	items, resolved := req.GetRequiredResources()[RequirementCache]
-	if !resolved {
-		items, resolved = req.GetExtraResources()[RequirementCache] //nolint:staticcheck // Crossplane v1 fills only this field.
-	}
+	items, resolved := required(req, RequirementCache)
 	switch {
 	case !resolved:
 		return &CachedWeights{State: cacheUnresolved, Message: fmt.Sprintf("waiting for Crossplane to fetch ModelCache %s", name)}, nil

@@ -71,10 +71,7 @@ func ReadSecrets(req *fnv1.RunFunctionRequest, s *resolve.Spec) (Secrets, error)
 	out := make(Secrets, len(names))
 	for _, n := range names {
 		key := RequirementSecretPrefix + n
-		items, resolved := req.GetRequiredResources()[key]
-		if !resolved {
-			items, resolved = req.GetExtraResources()[key] //nolint:staticcheck // Crossplane v1 fills only this field.
-		}
+		items, resolved := required(req, key)
 		if !resolved {
 			out[n] = Secret{}
 			continue

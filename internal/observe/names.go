@@ -83,10 +83,7 @@ func CheckNameClashes(req *fnv1.RunFunctionRequest, s *resolve.Spec, names []Cla
 	var errs resolve.FieldErrors
 	for _, n := range names {
 		key := RequirementServicePrefix + n.Name
-		items, resolved := req.GetRequiredResources()[key]
-		if !resolved {
-			items, resolved = req.GetExtraResources()[key] //nolint:staticcheck // Crossplane v1 fills only this field.
-		}
+		items, resolved := required(req, key)
 		if !resolved || len(items.GetItems()) == 0 {
 			continue
 		}

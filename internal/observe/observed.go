@@ -297,3 +297,15 @@ func (d *Deployment) Object() *appsv1.Deployment {
 	}
 	return d.Deployment
 }
+
+// required is what Crossplane sent for the requirement key: the required
+// resources, or, from Crossplane v1, which fills only that field, the
+// extra resources. resolved says Crossplane has answered the requirement
+// at all; an answer may hold no item (nothing of that name exists).
+func required(req *fnv1.RunFunctionRequest, key string) (items *fnv1.Resources, resolved bool) {
+	if items, resolved = req.GetRequiredResources()[key]; resolved {
+		return items, true
+	}
+	items, resolved = req.GetExtraResources()[key] //nolint:staticcheck // Crossplane v1 fills only this field.
+	return items, resolved
+}
