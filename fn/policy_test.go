@@ -1,6 +1,7 @@
 package fn
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -224,6 +225,25 @@ func lockedDownCacheInput(t testing.TB) map[string]any {
 func TestLockedDownCachesShareThePolicy(t *testing.T) {
 	if diff := cmp.Diff(lockedDownInput(t), lockedDownCacheInput(t)); diff != "" {
 		t.Errorf("the locked-down ModelCache Composition's Input differs from the InferenceService Composition's (-service +cache):\n%s", diff)
+	}
+}
+
+// TestLockedDownAdmissionNamesTheCompositions: the admission policy that
+// keeps claims to the platform's Composition names the locked-down
+// example's own Compositions (the e2e's tenancy scenario enforces it on
+// the real API server), so renaming one cannot leave claims free to
+// choose, or unable to compose.
+func TestLockedDownAdmissionNamesTheCompositions(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join(lockedDownDir, "admission-policy.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	policy := string(b)
+	for _, file := range []string{"composition.yaml", "modelcache-composition.yaml"} {
+		name, _ := nested(readYAML(t, filepath.Join(lockedDownDir, file)), "metadata", "name")
+		if n, _ := name.(string); n == "" || !strings.Contains(policy, "'"+n+"'") {
+			t.Errorf("admission-policy.yaml does not name %s's Composition %v", file, name)
+		}
 	}
 }
 

@@ -49,11 +49,12 @@ E2E_XP_CORE    := $(E2E_BIN_DIR)/crossplane-core
 E2E_EPP        := $(E2E_BIN_DIR)/epp
 E2E_LWS        := $(E2E_BIN_DIR)/lws-controller
 E2E_KEDA       := $(E2E_BIN_DIR)/keda-operator
+E2E_NETPOL     := $(E2E_BIN_DIR)/netpol
 # The crossplane CLI (v2.2.1, for `xpkg build`/`xpkg push`) is pinned and
 # built by the top-level tools module, not here.
 E2E_XP_CLI     := $(E2E_BIN_DIR)/crossplane
 
-E2E_TOOLS := $(E2E_ETCD) $(E2E_APISERVER) $(E2E_KCM) $(E2E_SCHEDULER) $(E2E_KUBELET) $(E2E_KUBE_PROXY) $(E2E_KWOK) $(E2E_LOCAL_PATH) $(E2E_XP_CORE) $(E2E_EPP) $(E2E_LWS) $(E2E_KEDA)
+E2E_TOOLS := $(E2E_ETCD) $(E2E_APISERVER) $(E2E_KCM) $(E2E_SCHEDULER) $(E2E_KUBELET) $(E2E_KUBE_PROXY) $(E2E_KWOK) $(E2E_LOCAL_PATH) $(E2E_XP_CORE) $(E2E_EPP) $(E2E_LWS) $(E2E_KEDA) $(E2E_NETPOL)
 
 .PHONY: e2e-tools e2e
 
@@ -145,3 +146,12 @@ SCALE_FLAGS ?=
 scale: $(E2E_TOOLS) $(E2E_XP_CLI)
 	cd test/e2e && E2E_BIN_DIR=$(abspath $(E2E_BIN_DIR)) E2E_REPO_ROOT=$(abspath .) \
 		go test -tags e2e -count=1 -timeout 120m -run 'TestInferno/(01|15)' -v . -args -scale=$(N) $(SCALE_FLAGS)
+
+# The NetworkPolicy engine of Kubernetes SIG Network
+# (sigs.k8s.io/kube-network-policies v0.8.0), which scenario 33 runs on
+# the host for the real node: nftables and an nfqueue, decided in user
+# space. Its command only runs in a pod (in-cluster config), so the tools
+# module holds a small main of ours around its controller: 91 s cold here
+# (2026-12-04).
+$(E2E_NETPOL): tools/e2e/netpol/go.mod tools/e2e/netpol/main.go
+	$(call e2e_build_tool,.,tools/e2e/netpol)

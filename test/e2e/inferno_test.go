@@ -67,6 +67,7 @@ func TestInferno(t *testing.T) {
 	t.Run("27-oci", s.oci)
 	t.Run("29-pull-progress", s.pullProgress)
 	t.Run("31-credentials-reach-only-the-origin", s.credentialsOnlyToOrigin)
+	t.Run("33-network-policy-enforced", s.networkPolicyEnforced)
 	t.Run("25-lora", s.lora)
 	// With every earlier claim settled: nothing changes at rest.
 	t.Run("22-at-rest", s.atRest)

@@ -58,15 +58,25 @@ func (s *infernoSuite) route(t *testing.T) {
 	if err := env.createTeamNamespace(ctx, ns); err != nil {
 		t.Fatal(err)
 	}
-	claim := smallClaim(t, ns, name)
-	setField(claim, map[string]any{"matchLabels": map[string]any{routeLabel: "gateway"}}, "spec", "compositionSelector")
-	setField(claim, map[string]any{"min": int64(2), "max": int64(2)}, "spec", "replicas")
-	setField(claim, []any{
-		map[string]any{"version": "1", "weight": int64(100)},
-		map[string]any{"version": "2", "weight": int64(0), "uri": "hf://e2e/routed-v2"},
-	}, "spec", "traffic")
+	routed := func(ns string) *unstructured.Unstructured {
+		claim := smallClaim(t, ns, name)
+		setField(claim, map[string]any{"matchLabels": map[string]any{routeLabel: "gateway"}}, "spec", "compositionSelector")
+		setField(claim, map[string]any{"min": int64(2), "max": int64(2)}, "spec", "replicas")
+		setField(claim, []any{
+			map[string]any{"version": "1", "weight": int64(100)},
+			map[string]any{"version": "2", "weight": int64(0), "uri": "hf://e2e/routed-v2"},
+		}, "spec", "traffic")
+		return claim
+	}
+	claim := routed(ns)
 	start := time.Now()
 	applyClaim(ctx, t, claim)
+	// A second team's claim of the same name on the same shared Gateway:
+	// its route must match none of the first one's requests (issue 21).
+	if err := env.createTeamNamespace(ctx, otherRouteTeam); err != nil {
+		t.Fatal(err)
+	}
+	applyClaim(ctx, t, routed(otherRouteTeam))
 
 	// The route exists, nobody has accepted it: pending, not Ready.
 	var route *unstructured.Unstructured
@@ -88,6 +98,7 @@ func (s *infernoSuite) route(t *testing.T) {
 		t.Fatal(err)
 	}
 	sc.note("route rendered, version 2 Standby, TrafficSplit RoutePending in %.1fs", time.Since(start).Seconds())
+	sharedGatewayHostnames(ctx, t, sc, route, ns, otherRouteTeam, name)
 	if d, err := env.admin.Typed.AppsV1().Deployments(ns).Get(ctx, name+"-2", metav1.GetOptions{}); err == nil && (d.Spec.Replicas == nil || *d.Spec.Replicas != 0) {
 		t.Errorf("the standby version's Deployment asks for %v servers, want none", d.Spec.Replicas)
 	}
@@ -139,11 +150,75 @@ func (s *infernoSuite) route(t *testing.T) {
 	}
 	sc.note("standby → 50/50: version 2 serving and weighted on the route in %.1fs", time.Since(start).Seconds())
 	deleteClaimsAndWait(ctx, t, ns, []string{name})
+	deleteClaimsAndWait(ctx, t, otherRouteTeam, []string{name})
 	if err := kube.Eventually(ctx, time.Minute, 250*time.Millisecond, "the route garbage-collected with its claim", func(ctx context.Context) (bool, string, error) {
 		_, err := env.admin.Get(ctx, httpRouteGVK, ns, name)
 		return apierrors.IsNotFound(err), fmt.Sprint(err), nil
 	}); err != nil {
 		t.Error(err)
+	}
+}
+
+// otherRouteTeam is the second team whose claim shares scenario 23's
+// Gateway under the same name.
+const otherRouteTeam = "team-route-b"
+
+// sharedGatewayHostnames checks, on the routes the real API server holds,
+// that two teams' claims of the same name on one shared Gateway get
+// hostnames of their own: both routes attach to the same listener, and no
+// hostname of one matches a request for the other, by Gateway API's rules
+// (an empty list matches every host; *.d matches any host under d).
+func sharedGatewayHostnames(ctx context.Context, t *testing.T, sc *scenario, first *unstructured.Unstructured, ns, otherNS, name string) {
+	t.Helper()
+	var second *unstructured.Unstructured
+	err := kube.Eventually(ctx, 2*time.Minute, 250*time.Millisecond, "the second team's route rendered", func(ctx context.Context) (bool, string, error) {
+		r, err := env.admin.Get(ctx, httpRouteGVK, otherNS, name)
+		if apierrors.IsNotFound(err) {
+			return false, "no route yet", nil
+		}
+		second = r
+		return err == nil, fmt.Sprint(err), err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	parents := func(r *unstructured.Unstructured) string {
+		p, _, _ := unstructured.NestedSlice(r.Object, "spec", "parentRefs")
+		return fmt.Sprint(p)
+	}
+	if parents(first) != parents(second) {
+		t.Fatalf("the two routes attach to different parents (%s and %s): the row needs one shared Gateway", parents(first), parents(second))
+	}
+	a, _, _ := unstructured.NestedStringSlice(first.Object, "spec", "hostnames")
+	b, _, _ := unstructured.NestedStringSlice(second.Object, "spec", "hostnames")
+	if len(a) == 0 || len(b) == 0 {
+		t.Fatalf("a route on a shared Gateway without hostnames matches every host: %s/%s %v, %s/%s %v", ns, name, a, otherNS, name, b)
+	}
+	for _, h := range a {
+		for _, g := range b {
+			if hostnamesIntersect(h, g) {
+				t.Errorf("route %s/%s's hostname %q and route %s/%s's %q match the same requests", ns, name, h, otherNS, name, g)
+			}
+		}
+	}
+	sc.note("two teams' claims %q on one shared Gateway: hostnames %v and %v, disjoint", name, a, b)
+}
+
+// hostnamesIntersect reports whether some request host matches both route
+// hostnames, each exact or a wildcard *.suffix (Gateway API: the wildcard
+// stands for one or more labels).
+func hostnamesIntersect(a, b string) bool {
+	a, b = strings.ToLower(a), strings.ToLower(b)
+	wa, wb := strings.HasPrefix(a, "*."), strings.HasPrefix(b, "*.")
+	switch {
+	case !wa && !wb:
+		return a == b
+	case wa && !wb:
+		return strings.HasSuffix(b, a[1:])
+	case !wa && wb:
+		return strings.HasSuffix(a, b[1:])
+	default: // both wildcards: one suffix is under the other
+		return strings.HasSuffix(a[1:], b[1:]) || strings.HasSuffix(b[1:], a[1:])
 	}
 }
 

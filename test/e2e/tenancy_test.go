@@ -360,4 +360,139 @@ func (s *infernoSuite) tenancyRBAC(t *testing.T) {
 		t.Errorf("crossplane cannot create networkpolicies: %s (apis/rbac.yaml)", why)
 	}
 	sc.note("tenant creates claims in %s, is Forbidden the cluster-scoped XInferenceService (%d permission checks)", tenantTeam, len(checks))
+	compositionChoice(ctx, t, sc, as)
+}
+
+// compositionChoice applies examples/locked-down/admission-policy.yaml,
+// bound to the tenant's namespace, and shows that the tenant cannot choose
+// another Composition (and with it another Input) for its claims, in any
+// of the fields that choose one, while a claim that leaves them out is
+// admitted, composed, and updated after Crossplane filled them in.
+func compositionChoice(ctx context.Context, t *testing.T, sc *scenario, as *kube.Client) {
+	t.Helper()
+	objs, err := kube.DecodeYAML(mustRead(t, filepath.Join(repoRoot(), "examples", "locked-down", "admission-policy.yaml")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	vapGVK := schema.GroupVersionKind{Group: "admissionregistration.k8s.io", Version: "v1", Kind: "ValidatingAdmissionPolicy"}
+	var policies []string
+	for _, o := range objs {
+		if o.GetKind() == "ValidatingAdmissionPolicyBinding" {
+			setField(o, map[string]any{"namespaceSelector": map[string]any{"matchLabels": map[string]any{"kubernetes.io/metadata.name": tenantTeam}}}, "spec", "matchResources")
+		} else {
+			policies = append(policies, o.GetName())
+		}
+		if _, err := env.admin.Apply(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+		o := o
+		t.Cleanup(func() { _ = env.admin.Delete(context.Background(), o.GroupVersionKind(), "", o.GetName()) })
+	}
+	// The API server compiles a policy's expressions before it enforces it:
+	// a typing error would show in its status.
+	for _, p := range policies {
+		got, err := env.admin.Get(ctx, vapGVK, "", p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if w, _, _ := unstructured.NestedSlice(got.Object, "status", "typeChecking", "expressionWarnings"); len(w) > 0 {
+			t.Errorf("ValidatingAdmissionPolicy %s: %v", p, w)
+		}
+	}
+
+	const other = "xinferenceservices-gateway.inference.inferno.io"
+	cases := []struct {
+		name, field string
+		gvk         schema.GroupVersionKind
+		set         func(c *unstructured.Unstructured)
+	}{
+		{"pick-ref", "spec.compositionRef", claimGVK, func(c *unstructured.Unstructured) {
+			setField(c, map[string]any{"name": other}, "spec", "compositionRef")
+		}},
+		{"pick-selector", "spec.compositionSelector", claimGVK, func(c *unstructured.Unstructured) {
+			setField(c, map[string]any{"matchLabels": map[string]any{routeLabel: "gateway"}}, "spec", "compositionSelector")
+		}},
+		{"pick-revision", "spec.compositionRevisionRef", claimGVK, func(c *unstructured.Unstructured) {
+			setField(c, map[string]any{"name": other + "-0123456"}, "spec", "compositionRevisionRef")
+		}},
+		{"pin-manual", "spec.compositionUpdatePolicy", claimGVK, func(c *unstructured.Unstructured) {
+			setField(c, "Manual", "spec", "compositionUpdatePolicy")
+		}},
+		{"pick-ref-namespaced", "spec.crossplane.compositionRef", namespacedGVK, func(c *unstructured.Unstructured) {
+			c.SetAPIVersion(namespacedGVK.GroupVersion().String())
+			setField(c, map[string]any{"name": "inferenceservices.inference.inferno.dev-tenancy"}, "spec", "crossplane", "compositionRef")
+		}},
+	}
+	// The API server loads a new policy within a second or so: wait until
+	// the first case is refused (a refused claim is never created).
+	start := time.Now()
+	err = kube.Eventually(ctx, 30*time.Second, 500*time.Millisecond, "the admission policy in force", func(ctx context.Context) (bool, string, error) {
+		c := smallClaim(t, tenantTeam, "policy-probe")
+		cases[0].set(c)
+		if _, err := as.Apply(ctx, c); err != nil {
+			return true, "", nil
+		}
+		_ = env.admin.Delete(ctx, claimGVK, tenantTeam, "policy-probe")
+		return false, "a claim with spec.compositionRef still admitted", nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	inForce := time.Since(start)
+	refused := 0
+	for _, tc := range cases {
+		c := smallClaim(t, tenantTeam, tc.name)
+		tc.set(c)
+		_, err := as.Apply(ctx, c)
+		if err == nil {
+			_ = env.admin.Delete(ctx, tc.gvk, tenantTeam, tc.name)
+			t.Errorf("%s: the tenant's claim with %s was admitted", tc.name, tc.field)
+			continue
+		}
+		if !apierrors.IsInvalid(err) && !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), tc.field+":") {
+			t.Errorf("%s: %v, want a refusal that names %s", tc.name, err, tc.field)
+			continue
+		}
+		refused++
+	}
+
+	// A claim that leaves the choice to the platform: admitted, composed
+	// with the default Composition (which Crossplane writes back into it),
+	// and the tenant can still change it afterwards.
+	const name = "platform-choice"
+	c := smallClaim(t, tenantTeam, name)
+	if _, err := as.Apply(ctx, c); err != nil {
+		t.Fatalf("the tenant's claim without a choice of Composition: %v", err)
+	}
+	defer func() { _ = env.admin.Delete(context.Background(), claimGVK, tenantTeam, name) }()
+	var ref string
+	err = kube.Eventually(ctx, time.Minute, 250*time.Millisecond, "Crossplane fills in the claim's Composition", func(ctx context.Context) (bool, string, error) {
+		got, err := env.admin.Get(ctx, claimGVK, tenantTeam, name)
+		if err != nil {
+			return false, "", err
+		}
+		ref, _, _ = unstructured.NestedString(got.Object, "spec", "compositionRef", "name")
+		return ref != "", "no compositionRef yet", nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := env.admin.Get(ctx, claimGVK, tenantTeam, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	labels := got.GetLabels()
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	labels["team"] = "spoof"
+	got.SetLabels(labels)
+	res, err := as.Resource(claimGVK, tenantTeam)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := res.Update(ctx, got, metav1.UpdateOptions{}); err != nil {
+		t.Errorf("the tenant's update of its claim after Crossplane chose %s: %v", ref, err)
+	}
+	sc.note("admission policy (examples/locked-down) in force %.1fs after apply: %d/%d choices of Composition refused by field; a claim without one composed with %s and updated", inForce.Seconds(), refused, len(cases), ref)
 }
