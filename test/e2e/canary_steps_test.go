@@ -82,6 +82,7 @@ func (s *infernoSuite) canarySteps(t *testing.T) {
 		loop := traffic.Start(traffic.Options{URL: base + "/v1/completions", Body: completionBody(name), Rate: 20, Max: 20 * 240, MaxDuration: 4 * time.Minute})
 		time.Sleep(time.Second)
 		start := time.Now()
+		breaker := breakerStep(ctx, t, sc, realNS, name, st.what)
 		applyClaim(ctx, t, st.c)
 		err := kube.Eventually(ctx, 3*time.Minute, 250*time.Millisecond, st.what+": servers "+fmt.Sprint(st.want), func(ctx context.Context) (bool, string, error) {
 			got := serverPods(ctx, t, realNS, name)
@@ -89,6 +90,9 @@ func (s *infernoSuite) canarySteps(t *testing.T) {
 			return done, fmt.Sprintf("ready servers %v", got), nil
 		})
 		took := time.Since(start)
+		if err == nil {
+			breaker()
+		}
 		time.Sleep(2 * time.Second)
 		rep := loop.Stop()
 		if err != nil {

@@ -38,8 +38,10 @@ func (s *infernoSuite) canary(t *testing.T) {
 	setField(claim, map[string]any{"min": int64(4), "max": int64(4)}, "spec", "replicas")
 	start := time.Now()
 	applyClaim(ctx, t, claim)
+	breaker := breakerStep(ctx, t, sc, ns, name, "first pull and start")
 	waitClaimsReady(ctx, t, ns, []string{name}, 2*time.Minute)
 	sc.note("primary alone Ready in %.1fs", time.Since(start).Seconds())
+	breaker()
 	primaryRS := replicaSets(ctx, t, ns, name)
 
 	// Add the canary.
@@ -48,6 +50,7 @@ func (s *infernoSuite) canary(t *testing.T) {
 		map[string]any{"version": "2", "weight": int64(10), "uri": "hf://e2e/canary-v2"},
 	}, "spec", "traffic")
 	start = time.Now()
+	breaker = breakerStep(ctx, t, sc, ns, name, "canary add")
 	applyClaim(ctx, t, claim)
 	// With Crossplane's default XR circuit breaker this can wait out two
 	// or three 1-minute polls (see docs/testing.md); the time is reported.
@@ -64,6 +67,7 @@ func (s *infernoSuite) canary(t *testing.T) {
 		t.Fatal(err)
 	}
 	sc.note("canary added -> both versions Serving, Ready in %.1fs", time.Since(start).Seconds())
+	breaker()
 
 	pods := serverPods(ctx, t, ns, name)
 	if pods["1"] != 3 || pods["2"] != 1 {
@@ -104,6 +108,7 @@ func (s *infernoSuite) canary(t *testing.T) {
 	setField(claim, "2", "spec", "model", "version")
 	setField(claim, []any{map[string]any{"version": "2", "weight": int64(100)}}, "spec", "traffic")
 	start = time.Now()
+	breaker = breakerStep(ctx, t, sc, ns, name, "promotion")
 	applyClaim(ctx, t, claim)
 	err = kube.Eventually(ctx, 4*time.Minute, 250*time.Millisecond, "promoted: the primary serves version 2, the old objects are gone", func(ctx context.Context) (bool, string, error) {
 		d, err := env.admin.Typed.AppsV1().Deployments(ns).Get(ctx, name, metav1.GetOptions{})
@@ -143,6 +148,7 @@ func (s *infernoSuite) canary(t *testing.T) {
 		t.Fatal(err)
 	}
 	sc.note("promotion done in %.1fs; the primary's ready servers never fell below %d (lowest seen %d)", time.Since(start).Seconds(), floor, low)
+	breaker()
 	if low < floor {
 		t.Errorf("the primary's ready servers dropped to %d during the promotion, below the %d it had", low, floor)
 	}

@@ -102,6 +102,7 @@ func (s *infernoSuite) pullProgress(t *testing.T) {
 	setField(c, map[string]any{"matchLabels": map[string]any{poolLabel: progressPool}}, "spec", "compositionSelector")
 	start := time.Now()
 	applyClaim(ctx, t, c)
+	breaker := breakerStep(ctx, t, sc, realNS, name, "a 200 MiB pull with progress, to Serving")
 
 	var samples []progressSample
 	err = kube.Eventually(ctx, 4*time.Minute, 200*time.Millisecond, "claim "+name+" Serving", func(ctx context.Context) (bool, string, error) {
@@ -125,6 +126,9 @@ func (s *infernoSuite) pullProgress(t *testing.T) {
 	})
 	for _, smp := range samples {
 		t.Logf("%6.1fs %-9s %10d/%d %s", smp.at.Seconds(), smp.phase, smp.bytes, smp.total, smp.message)
+	}
+	if err == nil {
+		breaker()
 	}
 	if err != nil {
 		t.Fatalf("%v; the pull's log: %s", err, lastPullLog(ctx, t, name))

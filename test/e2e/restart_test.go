@@ -9,6 +9,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/inferno-ai/function-inferno/test/e2e/kube"
 	"github.com/inferno-ai/function-inferno/test/e2e/traffic"
@@ -31,12 +32,27 @@ func (s *infernoSuite) restart(t *testing.T) {
 	if s.realUpgradeOK {
 		uri, version = env.origin.URL+"/chat-v2/model.markov", "2"
 	}
+	// 16 and 17 left the claim at one server: scale it to two, and time
+	// it to the claim's Ready (Crossplane's breaker once held it 57 s).
+	breaker := breakerStep(ctx, t, sc, realNS, name, "scale 1 → 2")
+	scaled := time.Now()
 	applyClaim(ctx, t, realClaim(t, name, uri, version, 2))
-	if err := kube.Eventually(ctx, 2*time.Minute, 250*time.Millisecond, "2 servers ready", func(ctx context.Context) (bool, string, error) {
-		return deploymentSettled(ctx, realNS, name) && len(claimServerPods(ctx, t, realNS, name)) == 2, "", nil
+	if err := kube.Eventually(ctx, 2*time.Minute, 250*time.Millisecond, "2 servers ready, the claim Ready", func(ctx context.Context) (bool, string, error) {
+		if !deploymentSettled(ctx, realNS, name) || len(claimServerPods(ctx, t, realNS, name)) != 2 {
+			return false, "servers not settled", nil
+		}
+		c, err := env.admin.Get(ctx, claimGVK, realNS, name)
+		if err != nil {
+			return false, "", err
+		}
+		ready, _, _ := kube.Condition(c, "Ready")
+		readyReplicas, _, _ := unstructured.NestedInt64(c.Object, "status", "readyReplicas")
+		return ready == "True" && readyReplicas == 2, fmt.Sprintf("claim Ready %s, readyReplicas %d", ready, readyReplicas), nil
 	}); err != nil {
 		t.Fatal(err)
 	}
+	sc.note("scaled 1 → 2 servers, claim Ready with 2 in %.1fs", time.Since(scaled).Seconds())
+	breaker()
 	base := serviceURL(ctx, t, realNS, name)
 	loop := traffic.Start(traffic.Options{URL: base + "/v1/completions", Body: completionBody(name), Rate: 20, Max: 20 * 120, MaxDuration: 2 * time.Minute})
 	time.Sleep(2 * time.Second)

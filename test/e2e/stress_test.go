@@ -32,6 +32,7 @@ func (s *infernoSuite) stress(t *testing.T) {
 	if *flagProfile {
 		go profileAPIServer(t, 30*time.Second, filepath.Join(env.logDir(), "kube-apiserver-stress.pprof"))
 	}
+	breakerBefore := readBreaker(t)
 	start := time.Now()
 	applyAll(ctx, t, ns, names)
 	sc.note("applied in %.1fs", time.Since(start).Seconds())
@@ -48,6 +49,7 @@ func (s *infernoSuite) stress(t *testing.T) {
 	}
 	sc.note("all %d Ready in %.1fs (goal %.0f s: %s)", n, took.Seconds(), float64(n)*1.2, goal)
 	sc.note("CPU seconds meanwhile: %s", cpuSpent(cpuBefore, cpuByProcess()))
+	sc.note("Crossplane's XR circuit breaker meanwhile, over the %d composites: %s", n, readBreaker(t).minus(breakerBefore))
 
 	// Delete them all and wait for the garbage collector, so the namespace
 	// is clean and nothing leaks into the security scan's totals.

@@ -47,6 +47,9 @@ type Core struct {
 	RBACManager *controlplane.Process
 	// ChartRBAC is the RBAC rendered from the chart, as applied.
 	ChartRBAC []byte
+	// MetricsURL is Crossplane's Prometheus endpoint (its XR circuit
+	// breaker's counters among them).
+	MetricsURL string
 }
 
 // ModuleDir finds the source of the crossplane module that toolsDir (the
@@ -219,7 +222,7 @@ func Install(ctx context.Context, cp *controlplane.ControlPlane, admin *kube.Cli
 	}); err != nil {
 		return nil, err
 	}
-	return &Core{Start: start, RBACManager: rbacMgr, ChartRBAC: rbac}, nil
+	return &Core{Start: start, RBACManager: rbacMgr, ChartRBAC: rbac, MetricsURL: fmt.Sprintf("http://127.0.0.1:%d/metrics", ports[0])}, nil
 }
 
 // helmBasics is what the chart creates besides RBAC and Deployments.
