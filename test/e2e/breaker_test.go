@@ -41,6 +41,7 @@ type xrEvents struct {
 	xr     string
 	refs   map[string]bool // "Kind/name" of the composite's resourceRefs
 	events []xrEvent
+	last   *unstructured.Unstructured // the composite as last seen
 }
 
 // xrEvent is one watch event and the tokens it took.
@@ -48,6 +49,8 @@ type xrEvent struct {
 	at     time.Time
 	source string // "XR" or the composed object's Kind
 	tokens int
+	// changed are the composite's fields this update changed (XR only).
+	changed []string
 }
 
 // composedKinds are the kinds a composite of ours may reference; kinds
@@ -97,6 +100,7 @@ func recordXREvents(ctx context.Context, t *testing.T, ns, name string) *xrEvent
 		if gvk == xrGVK {
 			for i := range l.Items {
 				r.setRefs(&l.Items[i])
+				r.last = &l.Items[i]
 			}
 		}
 		opts.ResourceVersion = l.GetResourceVersion()
@@ -115,7 +119,11 @@ func recordXREvents(ctx context.Context, t *testing.T, ns, name string) *xrEvent
 	start(xrGVK, "", metav1.ListOptions{FieldSelector: "metadata.name=" + xr}, func(ev watch.Event) {
 		if o, ok := ev.Object.(*unstructured.Unstructured); ok {
 			r.setRefs(o)
-			r.add("XR", ev.Type, o)
+			r.mu.Lock()
+			changed := changedFields(r.last, o)
+			r.last = o
+			r.mu.Unlock()
+			r.add("XR", ev.Type, o, changed...)
 		}
 	})
 	for _, gvk := range composedKinds {
@@ -147,7 +155,7 @@ func (r *xrEvents) referenced(key string) bool {
 	return r.refs[key]
 }
 
-func (r *xrEvents) add(source string, typ watch.EventType, o *unstructured.Unstructured) {
+func (r *xrEvents) add(source string, typ watch.EventType, o *unstructured.Unstructured, changed ...string) {
 	tokens := 1
 	switch {
 	case typ == watch.Modified && o.GetDeletionTimestamp() != nil:
@@ -158,7 +166,7 @@ func (r *xrEvents) add(source string, typ watch.EventType, o *unstructured.Unstr
 		return
 	}
 	r.mu.Lock()
-	r.events = append(r.events, xrEvent{at: time.Now(), source: source, tokens: tokens})
+	r.events = append(r.events, xrEvent{at: time.Now(), source: source, tokens: tokens, changed: changed})
 	r.mu.Unlock()
 }
 
@@ -215,7 +223,95 @@ func (r *xrEvents) since(mark int) string {
 		}
 		peak = max(peak, n)
 	}
-	return fmt.Sprintf("%d events, %d tokens (events/tokens: %s); peak %d tokens in 10s", len(evs), total, strings.Join(parts, ", "), peak)
+	// Which of the composite's fields its own updates changed, most often
+	// first: whose writes they were (the function's status, Crossplane's
+	// references and conditions, the claim's sync).
+	fields := map[string]int{}
+	for _, e := range evs {
+		for _, f := range e.changed {
+			fields[f]++
+		}
+	}
+	keys := make([]string, 0, len(fields))
+	for k := range fields {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if fields[keys[i]] != fields[keys[j]] {
+			return fields[keys[i]] > fields[keys[j]]
+		}
+		return keys[i] < keys[j]
+	})
+	changed := make([]string, len(keys))
+	for i, k := range keys {
+		changed[i] = fmt.Sprintf("%s %d", k, fields[k])
+	}
+	return fmt.Sprintf("%d events, %d tokens (events/tokens: %s); peak %d tokens in 10s; the composite's updates changed: %s",
+		len(evs), total, strings.Join(parts, ", "), peak, strings.Join(changed, ", "))
+}
+
+// changedFields names the fields that differ between two versions of a
+// composite, two levels deep (status.message, status.conditions[Ready],
+// spec.resourceRefs, metadata.labels), leaving out what every write
+// changes (resourceVersion, managedFields).
+func changedFields(old, cur *unstructured.Unstructured) []string {
+	if old == nil || cur == nil {
+		return nil
+	}
+	var out []string
+	for _, top := range []string{"metadata", "spec", "status"} {
+		a, _ := old.Object[top].(map[string]any)
+		b, _ := cur.Object[top].(map[string]any)
+		keys := map[string]bool{}
+		for k := range a {
+			keys[k] = true
+		}
+		for k := range b {
+			keys[k] = true
+		}
+		for k := range keys {
+			if top == "metadata" && (k == "resourceVersion" || k == "managedFields" || k == "generation") {
+				continue
+			}
+			if k == "conditions" {
+				out = append(out, changedConditions(a[k], b[k])...)
+				continue
+			}
+			if fmt.Sprint(a[k]) != fmt.Sprint(b[k]) {
+				out = append(out, top+"."+k)
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// changedConditions names the conditions whose status, reason or message
+// changed (a lastTransitionTime alone counts too).
+func changedConditions(a, b any) []string {
+	index := func(v any) map[string]string {
+		m := map[string]string{}
+		l, _ := v.([]any)
+		for _, c := range l {
+			if c, ok := c.(map[string]any); ok {
+				m[fmt.Sprint(c["type"])] = fmt.Sprint(c)
+			}
+		}
+		return m
+	}
+	ia, ib := index(a), index(b)
+	var out []string
+	for k, v := range ib {
+		if ia[k] != v {
+			out = append(out, "status.conditions["+k+"]")
+		}
+	}
+	for k := range ia {
+		if _, ok := ib[k]; !ok {
+			out = append(out, "status.conditions["+k+"]")
+		}
+	}
+	return out
 }
 
 // breakerCounts are Crossplane's own circuit-breaker counters for the
