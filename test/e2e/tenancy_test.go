@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/util/retry"
 
 	"github.com/inferno-ai/function-inferno/test/e2e/controlplane"
 	"github.com/inferno-ai/function-inferno/test/e2e/kube"
@@ -477,21 +478,29 @@ func compositionChoice(ctx context.Context, t *testing.T, sc *scenario, as *kube
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := env.admin.Get(ctx, claimGVK, tenantTeam, name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	labels := got.GetLabels()
-	if labels == nil {
-		labels = map[string]string{}
-	}
-	labels["team"] = "spoof"
-	got.SetLabels(labels)
 	res, err := as.Resource(claimGVK, tenantTeam)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := res.Update(ctx, got, metav1.UpdateOptions{}); err != nil {
+	// A whole-object update, as kubectl edit sends, of the claim as
+	// Crossplane left it (compositionRef and all). Crossplane may write the
+	// claim between the read and the update; a conflict is read again, a
+	// refusal is the failure this checks for.
+	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		got, err := env.admin.Get(ctx, claimGVK, tenantTeam, name)
+		if err != nil {
+			return err
+		}
+		labels := got.GetLabels()
+		if labels == nil {
+			labels = map[string]string{}
+		}
+		labels["team"] = "spoof"
+		got.SetLabels(labels)
+		_, err = res.Update(ctx, got, metav1.UpdateOptions{})
+		return err
+	})
+	if err != nil {
 		t.Errorf("the tenant's update of its claim after Crossplane chose %s: %v", ref, err)
 	}
 	sc.note("admission policy (examples/locked-down) in force %.1fs after apply: %d/%d choices of Composition refused by field; a claim without one composed with %s and updated", inForce.Seconds(), refused, len(cases), ref)
