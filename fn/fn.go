@@ -225,9 +225,7 @@ func (c composition) writeTo(rsp *fnv1.RunFunctionResponse) error {
 		}
 	}
 	xr.Fields["status"] = structpb.NewStructValue(status)
-	if c.NotReady {
-		rsp.Desired.Composite.Ready = fnv1.Ready_READY_FALSE
-	}
+	rsp.Desired.Composite.Ready = compositeReady(rsp, c.NotReady)
 
 	for _, cd := range c.Report.Conditions {
 		var co *response.ConditionOption
@@ -239,6 +237,29 @@ func (c composition) writeTo(rsp *fnv1.RunFunctionResponse) error {
 		co.WithMessage(cd.Message).TargetCompositeAndClaim()
 	}
 	return nil
+}
+
+// compositeReady says the composite's readiness outright: ready when
+// every desired resource is (ours, and earlier steps' as they declared
+// them; unspecified counts as not ready, as Crossplane counts it), nothing
+// is waited for, and no earlier step said otherwise. Crossplane would
+// derive the same verdict, but its Ready condition would then list the
+// unready resources by name ("Unready resources: deployment-2, …"), a
+// message that changes each time one more of them is ready: one more write
+// of the composite, and two more watch events against its circuit breaker,
+// per change (docs/performance.md, "What opens Crossplane's circuit
+// breaker"). Said outright, Ready changes only between Creating and
+// Available; WeightsReady and ServerReady say why in words.
+func compositeReady(rsp *fnv1.RunFunctionResponse, waiting bool) fnv1.Ready {
+	if waiting || rsp.GetDesired().GetComposite().GetReady() == fnv1.Ready_READY_FALSE {
+		return fnv1.Ready_READY_FALSE
+	}
+	for _, r := range rsp.GetDesired().GetResources() {
+		if r.GetReady() != fnv1.Ready_READY_TRUE {
+			return fnv1.Ready_READY_FALSE
+		}
+	}
+	return fnv1.Ready_READY_TRUE
 }
 
 // encodeObject encodes an object the standard way, as the SDK's helpers do:
