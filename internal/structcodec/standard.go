@@ -8,9 +8,18 @@ import (
 )
 
 // The standard path, which the SDK's helpers take: structpb.AsMap, then
-// apimachinery's converter. FuzzDecode holds the decoder to it, and `make
-// bench-codec` builds the function with it in the decoder's place to
-// measure what the decoder buys.
+// apimachinery's converter, and back. FuzzDecode and FuzzEncode hold the
+// codec to it, and `make bench-codec` builds the function with it in the
+// decoder's place to measure what the decoder buys.
+
+// standardStruct encodes an object the standard way.
+func standardStruct(v any) (*structpb.Struct, error) {
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(v)
+	if err != nil {
+		return nil, fmt.Errorf("cannot encode %T: %v", v, err)
+	}
+	return structpb.NewStruct(m)
+}
 
 // decodeStandard decodes a value the standard way. Its errors name no
 // field path: it is a reference and a benchmark, not what refuses claims.

@@ -1,6 +1,6 @@
-// Package structcodec decodes protobuf Structs, the form in which
-// Crossplane sends observed objects to a composition function, into Go API
-// structs.
+// Package structcodec converts between protobuf Structs, the form in which
+// Crossplane sends observed objects to a composition function and takes
+// desired ones back, and Go API structs.
 //
 // The SDK's helpers go through map[string]any (structpb.AsMap, then
 // apimachinery's converter): a full copy of every object, and errors that
@@ -11,9 +11,10 @@
 // refused claim's message shows its author. FuzzDecode holds it to the
 // converter on every observed and rendered example object.
 //
-// It once encoded too. The function now encodes the standard way
-// (fn.encodeObject): an exact encoder served the serving-stage request only
-// 10–14% faster over gRPC, short of the 15% that would have kept it
+// The Encoder goes the other way, struct to protobuf, without the
+// standard path's map[string]any in between, byte for byte as the standard
+// path encodes (FuzzEncode holds it to that). It was dropped once, when it
+// bought 10–14% over gRPC; issue 23's allocation budget brought it back
 // (docs/performance.md).
 package structcodec
 

@@ -41,10 +41,11 @@ import (
 // Targets on a 2-core machine where server and load generator share the
 // CPU, against the canned floor.
 const (
-	minThroughputRatio = 0.85             // of the canned floor's saturated throughput (medians)
-	maxP99Ratio        = 1.3              // of the canned floor's p99 at the fixed rate (medians)
-	maxPeakRSS         = 64 * 1024 * 1024 // bytes, in every round
-	maxInProcess       = 200 * time.Microsecond
+	minThroughputRatio = 0.85                   // of the canned floor's saturated throughput (medians)
+	maxP99Ratio        = 1.3                    // of the canned floor's p99 at the fixed rate (medians)
+	maxPeakRSS         = 64 * 1024 * 1024       // bytes, in every round
+	maxInProcess       = 300 * time.Microsecond // issue 23: in-process serving-stage RunFunction
+	maxInProcessAllocs = 1200                   // allocations of the same call
 )
 
 // A server is one of the binaries measured.
@@ -193,7 +194,8 @@ func main() {
 		check := checker(tw, &ok)
 		for _, r := range rows {
 			if strings.HasPrefix(r.name, "BenchmarkRunFunction/serving") {
-				check("in-process serving < 200µs", r.nsPerOp < float64(maxInProcess.Nanoseconds()), "%.0fµs, %s", r.nsPerOp/1000, r.allocs)
+				check(fmt.Sprintf("in-process serving < %s", maxInProcess), r.nsPerOp < float64(maxInProcess.Nanoseconds()), "%.0fµs, %s", r.nsPerOp/1000, r.allocs)
+				check(fmt.Sprintf("in-process serving < %d allocs", maxInProcessAllocs), r.allocsPerOp > 0 && r.allocsPerOp < maxInProcessAllocs, "%d allocs/op", r.allocsPerOp)
 			}
 		}
 		fmt.Fprintln(tw)
@@ -438,9 +440,10 @@ func errorCount(rs []measured) int {
 }
 
 type benchRow struct {
-	name    string
-	nsPerOp float64
-	allocs  string
+	name        string
+	nsPerOp     float64
+	allocs      string
+	allocsPerOp int // 0 when the line has none
 }
 
 // benchRows reads "BenchmarkX-2  N  123 ns/op  456 B/op  7 allocs/op" lines.
@@ -462,7 +465,13 @@ func benchRows(path string) ([]benchRow, error) {
 			continue
 		}
 		allocs := strings.Join(fields[4:], " ")
-		rows = append(rows, benchRow{name: fields[0], nsPerOp: ns, allocs: allocs})
+		row := benchRow{name: fields[0], nsPerOp: ns, allocs: allocs}
+		for i := 5; i < len(fields); i++ {
+			if fields[i] == "allocs/op" {
+				row.allocsPerOp, _ = strconv.Atoi(fields[i-1])
+			}
+		}
+		rows = append(rows, row)
 	}
 	return rows, sc.Err()
 }
