@@ -37,7 +37,7 @@ libs=$pkg/linux-x64/package/bins/linux-x64
 src=$work/llama.cpp-$version
 if [ ! -f "$src/.done" ]; then
   rm -rf "$src"
-  git clone --quiet "$pkg/main/package/llama/gitRelease.bundle" "$src"
+  git -c advice.detachedHead=false clone --quiet "$pkg/main/package/llama/gitRelease.bundle" "$src"
   touch "$src/.done"
 fi
 
@@ -67,28 +67,36 @@ C
 export LLAMA_INC="-I$src/tools/server -I$src/tools/mtmd -I$src -I$src/common -I$src/vendor -I$src/include -I$src/ggml/include -I$obj"
 export LLAMA_DEF="-DGGML_USE_CPU -DLLAMA_SUBPROCESS -DMTMD_VIDEO -DNDEBUG -DCPPHTTPLIB_FORM_URL_ENCODED_PAYLOAD_MAX_LENGTH=1048576 -DCPPHTTPLIB_LISTEN_BACKLOG=512 -DCPPHTTPLIB_REQUEST_URI_MAX_LENGTH=32768 -DCPPHTTPLIB_TCP_NODELAY=1"
 export LLAMA_OBJ=$obj
-compile() { # compile SOURCE [extra flags...]
-  f=$1; shift
+compile() { # compile c|c++ SOURCE [extra flags...]
+  lang=$1 f=$2; shift 2
   o=$LLAMA_OBJ/$(echo "$f" | tr / _).o
   [ -f "$o" ] && return 0
   # shellcheck disable=SC2086 # the flag lists are word lists
-  nice -n 19 c++ "$@" -std=c++17 -O2 -w $LLAMA_DEF $LLAMA_INC -c "$f" -o "$o.tmp" && mv "$o.tmp" "$o"
+  if [ "$lang" = c ]; then
+    nice -n 19 cc "$@" -O2 -w $LLAMA_INC -c "$f" -o "$o.tmp"
+  else
+    nice -n 19 c++ -x c++ "$@" -std=c++17 -O2 -w $LLAMA_DEF $LLAMA_INC -c "$f" -o "$o.tmp"
+  fi
+  mv "$o.tmp" "$o"
 }
 export -f compile
 {
   ls "$src"/tools/server/*.cpp "$src"/tools/mtmd/models/*.cpp
   for f in mtmd mtmd-audio mtmd-image mtmd-helper mtmd-helper-gen clip; do echo "$src/tools/mtmd/$f.cpp"; done
   echo "$src/vendor/hash/hash.cpp"; echo "$src/vendor/cpp-httplib/httplib.cpp"; echo "$obj/ui.cpp"
-} | xargs -P "$jobs" -I{} bash -c 'compile {}'
-for f in xxhash/xxhash.c sha1/sha1.c sha256/sha256.c; do
-  compile "$src/vendor/hash/$f" -x c++ "-I$src/vendor/hash/$(dirname "$f")"
-done
+} | xargs -P "$jobs" -I{} bash -c 'compile c++ {}'
+# As vendor/hash/CMakeLists.txt builds them: xxhash and sha256 are C
+# (hash.cpp includes sha256.h extern "C"), sha1 is C++ (in a namespace).
+compile c "$src/vendor/hash/xxhash/xxhash.c" "-I$src/vendor/hash"
+compile c "$src/vendor/hash/sha256/sha256.c" "-I$src/vendor/hash"
+compile c++ "$src/vendor/hash/sha1/sha1.c" "-I$src/vendor/hash"
 
 # 5. Link. The libraries go beside the executable: ggml_backend_load_all()
 # looks for the libggml-cpu-<variant>.so backends in the executable's
 # directory, and an rpath of $ORIGIN finds the rest there too, so the image
 # needs no LD_LIBRARY_PATH.
 cp -f "$libs"/*.so "$out/"
+# shellcheck disable=SC2016 # $ORIGIN is the loader's, not the shell's
 nice -n 19 c++ -o "$out/llama-server.tmp" "$obj"/*.o -L"$out" \
   -l:libllama-common.so -l:libllama.v0.4.0.so -l:libggml.v0.4.0.so -l:libggml-base.so \
   -Wl,-rpath,'$ORIGIN' -lpthread -ldl
