@@ -25,6 +25,7 @@ import (
 	"github.com/inferno-ai/function-inferno/test/e2e/gguf"
 	"github.com/inferno-ai/function-inferno/test/e2e/images"
 	"github.com/inferno-ai/function-inferno/test/e2e/kube"
+	"github.com/inferno-ai/function-inferno/test/e2e/traffic"
 )
 
 // llamaConcurrencyMetric is the llamacpp preset's ConcurrencyMetric
@@ -208,7 +209,59 @@ func (s *infernoSuite) serveLlamaCPP(t *testing.T) {
 		t.Errorf("writing into /model of llama-server: %v, want a read-only file system", err)
 	}
 	sc.note("llama-server pid %d: uid 65532, 1 thread for 50m CPU, /model read-only, /metrics has %s", pid, llamaConcurrencyMetric)
+
+	upgradeLlamaUnderLoad(ctx, t, sc, name, base, first)
 	_ = env.admin.Delete(ctx, claimGVK, realNS, name)
+}
+
+// upgradeLlamaUnderLoad moves the llama.cpp claim to a second model (other
+// weights, a new version) while 20 requests a second go through its
+// Service, as scenario 17 does with the fake server: no request fails, and
+// afterwards the server answers with the new model's text. llama-server
+// sends no weights header, so the text tells the models apart.
+func upgradeLlamaUnderLoad(ctx context.Context, t *testing.T, sc *scenario, name, base, oldText string) {
+	t.Helper()
+	dir := filepath.Join(env.origin.Dir, "llama-tiny-v2")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var model bytes.Buffer
+	if err := gguf.Write(&model, gguf.TinyLlama(2)); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "tiny-llama.gguf"), model.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	uri := env.origin.URL + "/llama-tiny-v2/tiny-llama.gguf"
+	pulled := watchJobComplete(ctx, t, realNS, name, uri)
+	completion := map[string]any{"prompt": prompt, "max_tokens": maxTokens, "temperature": 0}
+	body, _ := json.Marshal(completion)
+	loop := traffic.Start(traffic.Options{URL: base + "/v1/completions", Body: body, Rate: 20, Max: 20 * 240, MaxDuration: 4 * time.Minute})
+	time.Sleep(2 * time.Second)
+	start := time.Now()
+	c := realClaim(t, name, uri, "2", 1)
+	setField(c, "llamacpp", "spec", "model", "framework")
+	setField(c, map[string]any{"cpu": "50m", "memory": "128Mi", "gpu": int64(0)}, "spec", "resources")
+	applyClaim(ctx, t, c)
+	var newText string
+	err := kube.Eventually(ctx, 3*time.Minute, 250*time.Millisecond, "the new model answering, rollout done", func(ctx context.Context) (bool, string, error) {
+		if !deploymentSettled(ctx, realNS, name) || pulled().IsZero() {
+			return false, fmt.Sprintf("rolling out; %d failed so far", loop.Snapshot().Failed), nil
+		}
+		text, err := llamaAsk(ctx, base+"/v1/completions", completion)
+		newText = text
+		return err == nil && text != oldText, fmt.Sprintf("answered %q (%v)", text, err), nil
+	})
+	time.Sleep(2 * time.Second)
+	rep := loop.Stop()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc.note("upgrade to a second model under 20 req/s: sent %d, failed %d; new pull Complete %.1fs after the change, settled %.1fs; p99 %s; now %q",
+		rep.Sent(), rep.Failed, pulled().Sub(start).Seconds(), time.Since(start).Seconds(), rep.Latency(99).Round(time.Millisecond), newText)
+	if rep.Failed != 0 {
+		t.Errorf("%d of %d requests failed during the upgrade: %s", rep.Failed, rep.Sent(), rep.Failures(5))
+	}
 }
 
 // checkLlamaProbes checks the server Deployment probes /health on the
