@@ -91,15 +91,34 @@ func BuiltinRuntimes() map[string]RuntimePreset {
 		},
 		"llamacpp": {
 			// llama-server takes one GGUF file; the weights directory holds
-			// whatever the source had, so pick its first GGUF at start.
-			Image:             "ghcr.io/ggml-org/llama.cpp:server-b6700",
-			Command:           []string{"/bin/sh", "-c"},
-			Args:              []string{`exec /app/llama-server --host 0.0.0.0 --port "$PORT" --metrics -m "$(find "$MODEL_DIR" -name '*.gguf' | sort | head -n 1)"`},
-			Port:              ptr(int32(8080)),
-			HealthPath:        "/health",
-			StartupSeconds:    ptr(int32(900)),
-			SharedMemory:      ptr(false),
-			ConcurrencyMetric: "llamacpp_requests_processing",
+			// whatever the source had, so pick its first model GGUF at
+			// start. Not a multimodal projector (mmproj-*.gguf, which sorts
+			// before most model names) nor a LoRA adapter (*lora*): llama-server
+			// would fail to load either as the model. Split models load from
+			// their first part, which sorts first.
+			Image:   "ghcr.io/ggml-org/llama.cpp:server-b6700",
+			Command: []string{"/bin/sh", "-c"},
+			Args: []string{`m="$(find "$MODEL_DIR" -name '*.gguf' ! -iname '*mmproj*' ! -iname '*lora*' | sort | head -n 1)"; ` +
+				`[ -n "$m" ] || { echo "no model GGUF under $MODEL_DIR" >&2; exit 1; }; ` +
+				`exec /app/llama-server --host 0.0.0.0 --port "$PORT" --metrics -m "$m"`},
+			// llama-server runs one thread per core it sees, and in a
+			// container it sees every core of the node, not its CPU
+			// request: threads beyond its share contend for the same CPU
+			// (2 threads on 2 busy cores ran the e2e's model at 14-200
+			// tokens/s, 1 thread at 2,600-6,200). Its thread count (-t,
+			// and -tb, which follows it) comes from the CPU request
+			// instead, rounded up: 1 for anything up to one CPU.
+			Env: []corev1.EnvVar{{Name: "LLAMA_ARG_THREADS", ValueFrom: &corev1.EnvVarSource{
+				ResourceFieldRef: &corev1.ResourceFieldSelector{Resource: "requests.cpu", Divisor: resource.MustParse("1")},
+			}}},
+			Port:           ptr(int32(8080)),
+			HealthPath:     "/health",
+			StartupSeconds: ptr(int32(900)),
+			SharedMemory:   ptr(false),
+			// llama-server exports its gauges as llamacpp:<name> (with
+			// --metrics); an underscore instead of the colon names a
+			// series that does not exist.
+			ConcurrencyMetric: "llamacpp:requests_processing",
 			MetricsPath:       "/metrics",
 		},
 		"ollama": {

@@ -50,11 +50,14 @@ E2E_EPP        := $(E2E_BIN_DIR)/epp
 E2E_LWS        := $(E2E_BIN_DIR)/lws-controller
 E2E_KEDA       := $(E2E_BIN_DIR)/keda-operator
 E2E_NETPOL     := $(E2E_BIN_DIR)/netpol
+# llama.cpp's llama-server and its shared libraries, in a directory of
+# their own (the libraries must sit beside the executable).
+E2E_LLAMA      := $(E2E_BIN_DIR)/llama/llama-server
 # The crossplane CLI (v2.2.1, for `xpkg build`/`xpkg push`) is pinned and
 # built by the top-level tools module, not here.
 E2E_XP_CLI     := $(E2E_BIN_DIR)/crossplane
 
-E2E_TOOLS := $(E2E_ETCD) $(E2E_APISERVER) $(E2E_KCM) $(E2E_SCHEDULER) $(E2E_KUBELET) $(E2E_KUBE_PROXY) $(E2E_KWOK) $(E2E_LOCAL_PATH) $(E2E_XP_CORE) $(E2E_EPP) $(E2E_LWS) $(E2E_KEDA) $(E2E_NETPOL)
+E2E_TOOLS := $(E2E_ETCD) $(E2E_APISERVER) $(E2E_KCM) $(E2E_SCHEDULER) $(E2E_KUBELET) $(E2E_KUBE_PROXY) $(E2E_KWOK) $(E2E_LOCAL_PATH) $(E2E_XP_CORE) $(E2E_EPP) $(E2E_LWS) $(E2E_KEDA) $(E2E_NETPOL) $(E2E_LLAMA)
 
 .PHONY: e2e-tools e2e
 
@@ -155,3 +158,19 @@ scale: $(E2E_TOOLS) $(E2E_XP_CLI)
 # (2026-12-04).
 $(E2E_NETPOL): tools/e2e/netpol/go.mod tools/e2e/netpol/main.go
 	$(call e2e_build_tool,.,tools/e2e/netpol)
+
+# llama.cpp's llama-server for scenario 32, the llamacpp preset against its
+# real server. Not a Go module: node-llama-cpp's npm package carries
+# llama.cpp's source (llama/gitRelease.bundle) and
+# @node-llama-cpp/linux-x64 of the same version its prebuilt libllama and
+# libggml*; tools/e2e/llama/build.sh compiles only the server against them
+# (needs npm, git, g++). 2-3 minutes cold here, a second warm (the
+# packages, source and objects stay in bin/llama-build/, one set per
+# version); bumping the version rebuilds.
+E2E_LLAMA_VERSION := 3.21.1
+
+$(E2E_LLAMA): tools/e2e/llama/build.sh test/e2e/e2e.mk
+	@echo "e2e-tools: building $@ from node-llama-cpp@$(E2E_LLAMA_VERSION)"
+	@start=$$(date +%s); \
+	tools/e2e/llama/build.sh $(E2E_LLAMA_VERSION) $(dir $@) $(E2E_BIN_DIR)/llama-build || exit 1; \
+	echo "e2e-tools: built $@ in $$(( $$(date +%s) - start ))s"

@@ -69,6 +69,8 @@ func TestInferno(t *testing.T) {
 	t.Run("31-credentials-reach-only-the-origin", s.credentialsOnlyToOrigin)
 	t.Run("33-network-policy-enforced", s.networkPolicyEnforced)
 	t.Run("25-lora", s.lora)
+	// llama.cpp's real server behind the llamacpp preset.
+	t.Run("32-serve-llamacpp", s.serveLlamaCPP)
 	// With every earlier claim settled: nothing changes at rest.
 	t.Run("22-at-rest", s.atRest)
 	// Only with -scale=N (make scale): hundreds of claims at once.

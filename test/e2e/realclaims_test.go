@@ -45,12 +45,16 @@ const (
 // real node's pool (nodeSelector and toleration of its taint), pulls
 // http(s) weights with the test's curl image (the built-in script
 // unchanged), stores them with local-path-provisioner, and gives the fake
-// servers a memory-backed /dev/shm (to check it is one for real). Claims
+// servers a memory-backed /dev/shm (to check it is one for real), and
+// runs llama.cpp claims on the e2e's llama-server image. Claims
 // pick them with spec.compositionSelector.
 func ensureRealCompositions(ctx context.Context, t *testing.T) {
 	t.Helper()
 	input := realNodeInput()
-	input["runtimes"] = map[string]any{"fake": map[string]any{"sharedMemory": true}}
+	input["runtimes"] = map[string]any{
+		"fake":     map[string]any{"sharedMemory": true},
+		"llamacpp": map[string]any{"image": llamaServerImage},
+	}
 	applyComposition(ctx, t, "composition.yaml", realComposition, realPool, input)
 	applyComposition(ctx, t, "modelcache-composition.yaml", realCacheComposition, realPool, input)
 }

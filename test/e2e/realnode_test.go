@@ -55,6 +55,10 @@ const (
 	busyboxImage    = "localhost/inferno-e2e/busybox:e2e"
 	httpPullerImage = "localhost/inferno-e2e/http-puller:e2e"
 	fakeServerImage = "ghcr.io/inferno-ai/fake-model-server:v0.1.0"
+	// llamaServerImage is llama.cpp's llama-server (bin/llama, built by
+	// `make e2e-tools`). The llamacpp preset keeps naming the upstream
+	// image; the real-node Input points runtimes.llamacpp.image here.
+	llamaServerImage = "localhost/inferno-e2e/llama-server:e2e"
 )
 
 // Identities of the real node's programs.
@@ -201,6 +205,17 @@ func buildNodeImages(ctx context.Context, dir, logDir string) (map[string]string
 	}
 	specs = append(specs, images.Spec{Tag: fakeServerImage, Files: []images.File{srv},
 		Entrypoint: []string{"/fake-model-server"}, User: images.NonRoot, Ports: []string{"8080/tcp"}})
+
+	// Without bin/llama (a test binary run by hand) the node runs without
+	// the image and scenario 32 fails, naming the missing tool.
+	if _, err := os.Stat(llamaServerBinary()); err == nil {
+		llama, err := llamaServerFiles(llamaServerBinary(), busybox)
+		if err != nil {
+			return nil, fmt.Errorf("llama-server image: %w", err)
+		}
+		specs = append(specs, images.Spec{Tag: llamaServerImage, Files: llama,
+			Entrypoint: []string{"/app/llama-server"}, Env: []string{"PATH=/app:/bin"}, User: images.NonRoot, Ports: []string{"8080/tcp"}})
+	}
 
 	for _, s := range specs {
 		name := s.Tag[strings.LastIndex(s.Tag, "/")+1:]

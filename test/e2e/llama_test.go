@@ -1,0 +1,348 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/inferno-ai/function-inferno/test/e2e/gguf"
+	"github.com/inferno-ai/function-inferno/test/e2e/images"
+	"github.com/inferno-ai/function-inferno/test/e2e/kube"
+	"github.com/inferno-ai/function-inferno/test/e2e/traffic"
+)
+
+// llamaConcurrencyMetric is the llamacpp preset's ConcurrencyMetric
+// (input/v1beta1/defaults.go): the gauge the HPA, KEDA's query and the
+// PodMonitor's series are read by. The real server must export it.
+const llamaConcurrencyMetric = "llamacpp:requests_processing"
+
+// llamaServerBinary is llama-server as `make e2e-tools` builds it, with its
+// shared libraries beside it.
+func llamaServerBinary() string { return filepath.Join(binDir(), "llama", "llama-server") }
+
+// llamaServerFiles is llama-server's image: the server at
+// /app/llama-server with every library of its directory beside it (its
+// rpath is $ORIGIN, and ggml_backend_load_all() looks for the
+// libggml-cpu-<variant>.so backends in the executable's directory), the C
+// and C++ runtime it links from this machine, and busybox for the preset's
+// command (/bin/sh, find, sort, head).
+func llamaServerFiles(server, busybox string) ([]images.File, error) {
+	real, err := filepath.EvalSymlinks(server)
+	if err != nil {
+		return nil, err
+	}
+	dir := filepath.Dir(real)
+	prog, err := images.HostProgram(real)
+	if err != nil {
+		return nil, err
+	}
+	var files []images.File
+	for _, f := range prog {
+		// The server and the libraries ldd found beside it move to /app;
+		// the system's stay where the loader looks for them.
+		if rel, ok := strings.CutPrefix(f.Path, dir+"/"); ok {
+			f.Path = "/app/" + rel
+		}
+		files = append(files, f)
+	}
+	backends, err := filepath.Glob(filepath.Join(dir, "*.so"))
+	if err != nil {
+		return nil, err
+	}
+	for _, b := range backends {
+		data, err := os.ReadFile(b)
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, images.File{Path: "/app/" + filepath.Base(b), Data: data, Mode: 0o755})
+	}
+	bb, err := images.Busybox(busybox, "sh", "find", "sort", "head", "cat", "ls")
+	if err != nil {
+		return nil, err
+	}
+	return append(files, bb...), nil
+}
+
+// --- 32 serve llama.cpp ------------------------------------------------------
+
+// serveLlamaCPP: a framework: llamacpp claim on the real node, served by
+// llama.cpp's own llama-server with the preset's command, probes and
+// metrics, from a tiny GGUF model the test writes and the origin serves
+// over http. The built-in http pull fetches it; the server starts from the
+// read-only weights volume with its thread count from the CPU request; the
+// preset's startup and readiness probes (/health) pass; a completion and a
+// chat completion through the Service answer with text, the same text
+// twice at temperature 0; /metrics exports the preset's concurrency gauge.
+func (s *infernoSuite) serveLlamaCPP(t *testing.T) {
+	if env.node == nil {
+		t.Skip("no real node (-real-node=false)")
+	}
+	ctx := context.Background()
+	sc := env.summary.start(t, "32 serve llama.cpp (real node)")
+	sc.onRealNode(false)
+	if _, err := os.Stat(llamaServerBinary()); err != nil {
+		t.Fatalf("no llama-server (%v): `make e2e-tools` builds it into bin/llama", err)
+	}
+	if err := env.createTeamNamespace(ctx, realNS); err != nil {
+		t.Fatal(err)
+	}
+	ensureRealCompositions(ctx, t)
+
+	// The model: written here, deterministic, served by the origin.
+	dir := filepath.Join(env.origin.Dir, "llama-tiny")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var model bytes.Buffer
+	if err := gguf.Write(&model, gguf.TinyLlama(1)); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "tiny-llama.gguf"), model.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	uri := env.origin.URL + "/llama-tiny/tiny-llama.gguf"
+
+	const name = "llama"
+	c := realClaim(t, name, uri, "1", 1)
+	setField(c, "llamacpp", "spec", "model", "framework")
+	// 50m rounds up to one thread (the preset derives -t from the request).
+	setField(c, map[string]any{"cpu": "50m", "memory": "128Mi", "gpu": int64(0)}, "spec", "resources")
+	start := time.Now()
+	applyClaim(ctx, t, c)
+
+	if err := kube.Eventually(ctx, 2*time.Minute, 100*time.Millisecond, "the pull Job Complete", func(ctx context.Context) (bool, string, error) {
+		jobs := pullJobs(ctx, t, realNS, name)
+		if len(jobs) != 1 {
+			return false, fmt.Sprintf("%d Jobs", len(jobs)), nil
+		}
+		if jobDone(&jobs[0], batchv1.JobFailed) {
+			return false, "", fmt.Errorf("the pull Job failed: %s", jobLogs(ctx, realNS, jobs[0].Name))
+		}
+		return jobDone(&jobs[0], batchv1.JobComplete), fmt.Sprintf("active %d failed %d", jobs[0].Status.Active, jobs[0].Status.Failed), nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	pulled := time.Since(start)
+	base := waitServiceURL(ctx, t, realNS, name, time.Minute)
+
+	completion := map[string]any{"prompt": prompt, "max_tokens": maxTokens, "temperature": 0}
+	chat := map[string]any{"messages": []any{map[string]any{"role": "user", "content": "hello, tiny model"}}, "max_tokens": maxTokens, "temperature": 0}
+	var first string
+	if err := kube.Eventually(ctx, 3*time.Minute, 100*time.Millisecond, "a completion answered through "+base, func(ctx context.Context) (bool, string, error) {
+		text, err := llamaAsk(ctx, base+"/v1/completions", completion)
+		first = text
+		return err == nil, fmt.Sprint(err), nil
+	}); err != nil {
+		t.Fatalf("%v; the server's log:\n%s", err, serverLog(ctx, t, realNS, name))
+	}
+	answered := time.Since(start)
+	sc.note("apply → Job Complete %.1fs → first answer %.1fs (llama-server, %d KiB GGUF)", pulled.Seconds(), answered.Seconds(), model.Len()/1024)
+
+	again, err := llamaAsk(ctx, base+"/v1/completions", completion)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.TrimSpace(first) == "" || again != first {
+		t.Errorf("/v1/completions at temperature 0 answered %q, then %q: want the same text, not empty", first, again)
+	}
+	chat1, err := llamaAsk(ctx, base+"/v1/chat/completions", chat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	chat2, err := llamaAsk(ctx, base+"/v1/chat/completions", chat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.TrimSpace(chat1) == "" || chat2 != chat1 {
+		t.Errorf("/v1/chat/completions at temperature 0 answered %q, then %q: want the same text, not empty", chat1, chat2)
+	}
+	sc.note("completion %q, chat %q, each the same twice at temperature 0", first, chat1)
+
+	// The preset's probes, as rendered, are what passed.
+	d, err := env.admin.Typed.AppsV1().Deployments(realNS).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkLlamaProbes(t, d)
+
+	metrics, err := llamaGet(ctx, base+"/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !hasMetric(metrics, llamaConcurrencyMetric) {
+		t.Errorf("/metrics has no %s, the preset's concurrency metric; it exports:\n%s", llamaConcurrencyMetric, metrics)
+	}
+	waitClaimsReady(ctx, t, realNS, []string{name}, 2*time.Minute)
+	sc.note("apply → claim Ready %.1fs", time.Since(start).Seconds())
+
+	// The server process itself: its threads, its user, its weights.
+	pods := claimServerPods(ctx, t, realNS, name)
+	if len(pods) != 1 {
+		t.Fatalf("%d server pods, want 1", len(pods))
+	}
+	if log := serverLog(ctx, t, realNS, name); !strings.Contains(log, "n_threads = 1") {
+		t.Errorf("the server did not run one thread for a 50m CPU request; its log:\n%s", log)
+	}
+	pid := containerPID(t, &pods[0])
+	if f := strings.Fields(procStatusField(t, pid, "Uid")); len(f) < 2 || f[0] != "65532" || f[1] != "65532" {
+		t.Errorf("llama-server (pid %d) runs as uid %v, want 65532", pid, f)
+	}
+	err = os.WriteFile(fmt.Sprintf("/proc/%d/root/model/probe", pid), []byte("x"), 0o644)
+	if !errors.Is(err, syscall.EROFS) {
+		t.Errorf("writing into /model of llama-server: %v, want a read-only file system", err)
+	}
+	sc.note("llama-server pid %d: uid 65532, 1 thread for 50m CPU, /model read-only, /metrics has %s", pid, llamaConcurrencyMetric)
+
+	upgradeLlamaUnderLoad(ctx, t, sc, name, base, first)
+	_ = env.admin.Delete(ctx, claimGVK, realNS, name)
+}
+
+// upgradeLlamaUnderLoad moves the llama.cpp claim to a second model (other
+// weights, a new version) while 20 requests a second go through its
+// Service, as scenario 17 does with the fake server: no request fails, and
+// afterwards the server answers with the new model's text. llama-server
+// sends no weights header, so the text tells the models apart.
+func upgradeLlamaUnderLoad(ctx context.Context, t *testing.T, sc *scenario, name, base, oldText string) {
+	t.Helper()
+	dir := filepath.Join(env.origin.Dir, "llama-tiny-v2")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var model bytes.Buffer
+	if err := gguf.Write(&model, gguf.TinyLlama(2)); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "tiny-llama.gguf"), model.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	uri := env.origin.URL + "/llama-tiny-v2/tiny-llama.gguf"
+	pulled := watchJobComplete(ctx, t, realNS, name, uri)
+	completion := map[string]any{"prompt": prompt, "max_tokens": maxTokens, "temperature": 0}
+	body, _ := json.Marshal(completion)
+	loop := traffic.Start(traffic.Options{URL: base + "/v1/completions", Body: body, Rate: 20, Max: 20 * 240, MaxDuration: 4 * time.Minute})
+	time.Sleep(2 * time.Second)
+	start := time.Now()
+	c := realClaim(t, name, uri, "2", 1)
+	setField(c, "llamacpp", "spec", "model", "framework")
+	setField(c, map[string]any{"cpu": "50m", "memory": "128Mi", "gpu": int64(0)}, "spec", "resources")
+	applyClaim(ctx, t, c)
+	var newText string
+	err := kube.Eventually(ctx, 3*time.Minute, 250*time.Millisecond, "the new model answering, rollout done", func(ctx context.Context) (bool, string, error) {
+		if !deploymentSettled(ctx, realNS, name) || pulled().IsZero() {
+			return false, fmt.Sprintf("rolling out; %d failed so far", loop.Snapshot().Failed), nil
+		}
+		text, err := llamaAsk(ctx, base+"/v1/completions", completion)
+		newText = text
+		return err == nil && text != oldText, fmt.Sprintf("answered %q (%v)", text, err), nil
+	})
+	time.Sleep(2 * time.Second)
+	rep := loop.Stop()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc.note("upgrade to a second model under 20 req/s: sent %d, failed %d; new pull Complete %.1fs after the change, settled %.1fs; p99 %s; now %q",
+		rep.Sent(), rep.Failed, pulled().Sub(start).Seconds(), time.Since(start).Seconds(), rep.Latency(99).Round(time.Millisecond), newText)
+	if rep.Failed != 0 {
+		t.Errorf("%d of %d requests failed during the upgrade: %s", rep.Failed, rep.Sent(), rep.Failures(5))
+	}
+}
+
+// checkLlamaProbes checks the server Deployment probes /health on the
+// server's port, as the llamacpp preset says: the probes llama-server
+// answers 503 to while it loads the model and 200 once it can serve.
+func checkLlamaProbes(t *testing.T, d *appsv1.Deployment) {
+	t.Helper()
+	c := d.Spec.Template.Spec.Containers[0]
+	for what, p := range map[string]*corev1.Probe{"startup": c.StartupProbe, "readiness": c.ReadinessProbe} {
+		if p == nil || p.HTTPGet == nil || p.HTTPGet.Path != "/health" {
+			t.Errorf("the %s probe is %+v, want GET /health", what, p)
+		}
+	}
+}
+
+// hasMetric says a Prometheus exposition has a sample of name.
+func hasMetric(exposition, name string) bool {
+	for _, line := range strings.Split(exposition, "\n") {
+		if strings.HasPrefix(line, name+" ") || strings.HasPrefix(line, name+"{") {
+			return true
+		}
+	}
+	return false
+}
+
+// llamaAsk posts an OpenAI request and returns the first choice's text (a
+// completion's text or a chat answer's message content).
+func llamaAsk(ctx context.Context, url string, body map[string]any) (string, error) {
+	b, _ := json.Marshal(body)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(b))
+	if err != nil {
+		return "", err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := noProxy.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	out, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		return "", fmt.Errorf("%s: %s", resp.Status, strings.TrimSpace(string(out)))
+	}
+	var r struct {
+		Choices []struct {
+			Text    string `json:"text"`
+			Message struct {
+				Content string `json:"content"`
+			} `json:"message"`
+		} `json:"choices"`
+	}
+	if err := json.Unmarshal(out, &r); err != nil || len(r.Choices) != 1 {
+		return "", fmt.Errorf("answer %q: %v", out, err)
+	}
+	return r.Choices[0].Text + r.Choices[0].Message.Content, nil
+}
+
+func llamaGet(ctx context.Context, url string) (string, error) {
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	resp, err := noProxy.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		return "", fmt.Errorf("GET %s: %s", url, resp.Status)
+	}
+	return string(b), err
+}
+
+// serverLog is the log of a claim's first server pod, through the API
+// server, for failure messages and the thread count.
+func serverLog(ctx context.Context, t *testing.T, ns, claim string) string {
+	l, err := env.admin.Typed.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: instanceLabel + "=" + claim + ",app.kubernetes.io/component=model-server"})
+	if err != nil || len(l.Items) == 0 {
+		return fmt.Sprintf("(no server pod: %v)", err)
+	}
+	b, err := env.admin.Typed.CoreV1().Pods(ns).GetLogs(l.Items[0].Name, &corev1.PodLogOptions{}).DoRaw(ctx)
+	if err != nil {
+		return fmt.Sprintf("(logs: %v)", err)
+	}
+	return string(b)
+}
