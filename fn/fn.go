@@ -267,4 +267,3 @@ func compositeReady(rsp *fnv1.RunFunctionResponse, waiting bool) fnv1.Ready {
 	}
 	return fnv1.Ready_READY_TRUE
 }
-
