@@ -254,8 +254,10 @@ func TestAdapterChanges(t *testing.T) {
 	})
 	t.Run("AddedPulled", func(t *testing.T) {
 		rsp, _ := settle(t, loraAddedXR(t), in, world{}, serving)
-		if got := template(rsp).Annotations[render.AnnotationAdapters]; !strings.HasPrefix(got, "legal=") {
-			t.Errorf("annotation %q, want legal first (sorted by name)", got)
+		// After the adapters already served, whatever its name: a runtime
+		// that numbers adapters by their order keeps sql and support's.
+		if got := template(rsp).Annotations[render.AnnotationAdapters]; !strings.HasPrefix(got, "sql=") || !strings.Contains(got, ",support=") || !strings.Contains(got, ",legal=") || strings.Index(got, "legal=") < strings.Index(got, "support=") {
+			t.Errorf("annotation %q, want sql, support, then legal", got)
 		}
 		if diff := cmp.Diff(map[string]string{"legal": "Serving", "sql": "Serving", "support": "Serving"}, adapterPhases(t, rsp)); diff != "" {
 			t.Errorf("status.adapters (-want +got):\n%s", diff)
@@ -329,6 +331,9 @@ func TestAdapterArgs(t *testing.T) {
 	}{
 		"vLLM": {v1beta1.BuiltinRuntimes()["vllm"].Adapters, []string{"--enable-lora", "--max-loras=$(MAX_LORAS)", "--max-lora-rank=$(MAX_LORA_RANK)", "--lora-modules", "a=/adapters/11", "b=/adapters/22"}},
 		"Fake": {v1beta1.BuiltinRuntimes()["fake"].Adapters, []string{"--adapter", "a=/adapters/11", "--adapter", "b=/adapters/22"}},
+		// llama.cpp numbers adapters by order: paths alone, which the
+		// preset's script turns into --lora-scaled FILE:0.
+		"LlamaCPP": {v1beta1.BuiltinRuntimes()["llamacpp"].Adapters, []string{"--lora", "/adapters/11", "--lora", "/adapters/22"}},
 		"None": {nil, nil},
 	}
 	for name, tc := range cases {
@@ -354,6 +359,10 @@ func TestServedAdapters(t *testing.T) {
 		"NotYetPulled":      {aps: []plan.Adapter{ap("a", "1", render.JobComplete), ap("b", "2", render.JobRunning)}, want: []render.ServedAdapter{{Name: "a", Hash: "1"}}},
 		"NewRevisionFailed": {aps: []plan.Adapter{ap("a", "9", render.JobFailed)}, was: []render.ServedAdapter{{Name: "a", Hash: "1"}}, want: []render.ServedAdapter{{Name: "a", Hash: "1"}}},
 		"Removed":           {aps: []plan.Adapter{ap("a", "1", render.JobComplete)}, was: []render.ServedAdapter{{Name: "a", Hash: "1"}, {Name: "b", Hash: "2"}}, want: []render.ServedAdapter{{Name: "a", Hash: "1"}}},
+		// A runtime that numbers adapters by position (llama.cpp) keeps
+		// sql as 0 while legal, which sorts before it, is added as 1.
+		"AddedAfterTheServed": {aps: []plan.Adapter{ap("legal", "3", render.JobComplete), ap("sql", "2", render.JobComplete), ap("code", "4", render.JobComplete)}, was: []render.ServedAdapter{{Name: "sql", Hash: "2"}}, want: []render.ServedAdapter{{Name: "sql", Hash: "2"}, {Name: "code", Hash: "4"}, {Name: "legal", Hash: "3"}}},
+		"ObservedOrderKept":   {aps: []plan.Adapter{ap("a", "1", render.JobComplete), ap("b", "2", render.JobComplete)}, was: []render.ServedAdapter{{Name: "b", Hash: "2"}, {Name: "a", Hash: "1"}}, want: []render.ServedAdapter{{Name: "b", Hash: "2"}, {Name: "a", Hash: "1"}}},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -382,6 +391,43 @@ func TestAdaptersOnFake(t *testing.T) {
 	}
 	if got := adapterPhases(t, rsp)["tiny"]; got != string(v1alpha1.AdapterServing) {
 		t.Errorf("tiny is %q, want Serving", got)
+	}
+}
+
+// TestAdaptersOnLlamaCPP: llama.cpp numbers its adapters by their order on
+// the command line, so the servers get each one's directory alone, and
+// status.adapters says the number a request applies it by (sql sorts
+// first on a fresh template: 0; tiny 1).
+func TestAdaptersOnLlamaCPP(t *testing.T) {
+	xr := testXR()
+	setPath(xr, "llamacpp", "spec", "model", "framework")
+	setPath(xr, []any{
+		map[string]any{"name": "tiny", "uri": "http://origin.internal/tiny-lora.gguf"},
+		map[string]any{"name": "sql", "uri": loraSQLURI},
+	}, "spec", "adapters")
+	rsp, _ := settle(t, xr, nil, world{}, nil)
+	d := desiredObject[appsv1.Deployment](t, rsp, render.ResourceDeployment)
+	var loras []string
+	args := d.Spec.Template.Spec.Containers[0].Args
+	for i, a := range args {
+		if a == "--lora" && i+1 < len(args) {
+			loras = append(loras, args[i+1])
+		}
+	}
+	if len(loras) != 2 || !strings.HasPrefix(loras[0], "/adapters/") || strings.Contains(loras[0], "=") {
+		t.Errorf("llama-server's adapters %v, want two --lora /adapters/<hash>", loras)
+	}
+	st, _ := nested(rsp.GetDesired().GetComposite().GetResource().AsMap(), "status", "adapters")
+	ids := map[string]any{}
+	for _, e := range st.([]any) {
+		m := e.(map[string]any)
+		ids[m["name"].(string)] = m["id"]
+		if m["phase"] != string(v1alpha1.AdapterServing) || !strings.Contains(m["message"].(string), `"lora": [{"id": `) {
+			t.Errorf("%s: %v, want Serving with the request that applies it", m["name"], m)
+		}
+	}
+	if diff := cmp.Diff(map[string]any{"sql": float64(0), "tiny": float64(1)}, ids); diff != "" {
+		t.Errorf("status.adapters[].id (-want +got):\n%s", diff)
 	}
 }
 

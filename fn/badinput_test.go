@@ -349,7 +349,7 @@ func TestBadInput(t *testing.T) {
 		"PresetMissingImageServeSet": {xr: set(map[string]any{"port": 0}, "spec", "serve"), input: onlyPresets(map[string]any{"image": nil}, nil), field: "input.runtimes.vllm.image", fix: "or set spec.serve.image"},
 
 		// LoRA adapters (adapters.go).
-		"AdaptersOnTGI":             {xr: both(model("framework", "tgi"), adapters(ad("sql", "hf://org/sql-lora"))), field: "spec.adapters", fix: "use a framework that serves them (vllm)"},
+		"AdaptersOnTGI":             {xr: both(model("framework", "tgi"), adapters(ad("sql", "hf://org/sql-lora"))), field: "spec.adapters", fix: "use a framework that serves them (vllm, llamacpp)"},
 		"AdaptersWithTraffic":       {xr: both(traffic(tv("1", 90, ""), tv("2", 10, "hf://org/v2")), adapters(ad("sql", "hf://org/sql-lora"))), field: "spec.adapters", fix: "finish the canary"},
 		"AdaptersPresetWithoutThem": {xr: adapters(ad("sql", "hf://org/sql-lora")), input: onlyPresets(nil, nil), field: "spec.adapters", fix: "input.runtimes.vllm.adapters"},
 		"AdapterBadName":            {xr: adapters(ad("SQL_lora", "hf://org/sql-lora")), field: "spec.adapters[0].name", fix: "lower case alphanumeric"},

@@ -25,6 +25,12 @@ type AdapterPreset struct {
 	// +optional
 	ModulesFlagEach *bool `json:"modulesFlagEach,omitempty"`
 
+	// PathOnly gives each adapter as its path alone, for a runtime that
+	// numbers its adapters by their order on the command line instead of
+	// naming them (llama.cpp's --lora); otherwise each is <name>=<path>.
+	// +optional
+	PathOnly *bool `json:"pathOnly,omitempty"`
+
 	// MaxLoras is the default of spec.lora.maxLoras.
 	// +optional
 	// +kubebuilder:validation:Minimum=1
@@ -63,6 +69,7 @@ func mergeAdapters(o, p *AdapterPreset) *AdapterPreset {
 	m.Args = orSlice(o.Args, m.Args)
 	m.ModulesFlag = orString(o.ModulesFlag, m.ModulesFlag)
 	m.ModulesFlagEach = orPtr(o.ModulesFlagEach, m.ModulesFlagEach)
+	m.PathOnly = orPtr(o.PathOnly, m.PathOnly)
 	m.MaxLoras = orPtr(o.MaxLoras, m.MaxLoras)
 	m.MaxLoraRank = orPtr(o.MaxLoraRank, m.MaxLoraRank)
 	return &m

@@ -25,7 +25,11 @@ func TestRuntimeAdapters(t *testing.T) {
 	if diff := cmp.Diff(&AdapterPreset{ModulesFlag: "--lora-adapters"}, tgi.Adapters); diff != "" {
 		t.Errorf("a platform's own adapter preset for tgi (-want +got):\n%s", diff)
 	}
-	for _, fw := range []string{"triton", "llamacpp", "ollama"} {
+	llama, _ := (&Input{}).Runtime("llamacpp")
+	if a := llama.Adapters; a == nil || a.ModulesFlag != "--lora" || a.PathOnly == nil || !*a.PathOnly {
+		t.Errorf("built-in llamacpp adapters: %+v, want --lora by path alone", a)
+	}
+	for _, fw := range []string{"triton", "ollama"} {
 		if p, _ := (&Input{}).Runtime(fw); p.Adapters != nil {
 			t.Errorf("built-in %s serves adapters: %+v", fw, p.Adapters)
 		}

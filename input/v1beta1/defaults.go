@@ -96,11 +96,26 @@ func BuiltinRuntimes() map[string]RuntimePreset {
 			// before most model names) nor a LoRA adapter (*lora*): llama-server
 			// would fail to load either as the model. Split models load from
 			// their first part, which sorts first.
+			//
+			// Adapters come after the script as "--lora DIR" pairs ($0 is
+			// "llama-server"): each becomes --lora-scaled FILE:0, the
+			// directory's GGUF loaded at scale 0, so that a request without
+			// "lora" is answered by the base model alone and one with
+			// "lora": [{"id": N, "scale": 1}] by adapter N.
+			// --lora-init-without-apply does not do that: llama-server still
+			// applies such adapters at scale 1 to every request that names
+			// none (seen with the e2e's llama-server).
 			Image:   "ghcr.io/ggml-org/llama.cpp:server-b6700",
 			Command: []string{"/bin/sh", "-c"},
 			Args: []string{`m="$(find "$MODEL_DIR" -name '*.gguf' ! -iname '*mmproj*' ! -iname '*lora*' | sort | head -n 1)"; ` +
 				`[ -n "$m" ] || { echo "no model GGUF under $MODEL_DIR" >&2; exit 1; }; ` +
-				`exec /app/llama-server --host 0.0.0.0 --port "$PORT" --metrics -m "$m"`},
+				`n=$#; p=; for a in "$@"; do ` +
+				`if [ "$p" = --lora ]; then f="$(find "$a" -name '*.gguf' | sort | head -n 1)"; ` +
+				`[ -n "$f" ] || { echo "no adapter GGUF under $a" >&2; exit 1; }; ` +
+				`case "$f" in *,*|*:*) echo "adapter file $f has a comma or a colon, which --lora-scaled cannot take" >&2; exit 1;; esac; ` +
+				`set -- "$@" --lora-scaled "$f:0"; ` +
+				`elif [ "$a" != --lora ]; then set -- "$@" "$a"; fi; p="$a"; done; shift "$n"; ` +
+				`exec /app/llama-server --host 0.0.0.0 --port "$PORT" --metrics -m "$m" "$@"`, "llama-server"},
 			// llama-server runs one thread per core it sees, and in a
 			// container it sees every core of the node, not its CPU
 			// request: threads beyond its share contend for the same CPU
@@ -120,6 +135,16 @@ func BuiltinRuntimes() map[string]RuntimePreset {
 			// series that does not exist.
 			ConcurrencyMetric: "llamacpp:requests_processing",
 			MetricsPath:       "/metrics",
+			// llama-server numbers its adapters in the order of its
+			// command line and takes no name: the servers' adapters are
+			// given by path alone, and status.adapters says each one's id.
+			Adapters: &AdapterPreset{
+				ModulesFlag:     "--lora",
+				ModulesFlagEach: ptr(true),
+				PathOnly:        ptr(true),
+				MaxLoras:        ptr(DefaultMaxLoras),
+				MaxLoraRank:     ptr(DefaultMaxLoraRank),
+			},
 		},
 		"ollama": {
 			// Ollama reads its own model store: the source must hold an

@@ -4,8 +4,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // TestLlamaCPPPicksTheModelGGUF runs the llamacpp preset's command in every
@@ -47,7 +50,7 @@ func TestLlamaCPPPicksTheModelGGUF(t *testing.T) {
 						t.Fatal(err)
 					}
 				}
-				run := exec.Command(sh[0], append(sh[1:], "-c", cmd)...)
+				run := exec.Command(sh[0], append(sh[1:], "-c", cmd, rt.Args[1])...)
 				run.Env = append(os.Environ(), "MODEL_DIR="+dir, "PORT=8080")
 				out, err := run.CombinedOutput()
 				if c.want == "" {
@@ -62,6 +65,76 @@ func TestLlamaCPPPicksTheModelGGUF(t *testing.T) {
 				args := strings.Split(strings.TrimSpace(string(out)), "\n")
 				if got := args[len(args)-1]; got != filepath.Join(dir, c.want) {
 					t.Errorf("-m %s, want %s", got, filepath.Join(dir, c.want))
+				}
+			})
+		}
+	}
+}
+
+// TestLlamaCPPLoadsAdaptersAtScaleZero runs the preset's command with the
+// adapter arguments the function appends (--lora DIR per adapter, see
+// render.AdapterArgs), printf standing in for llama-server: each becomes
+// --lora-scaled FILE:0, the directory's GGUF, in order (llama-server
+// numbers adapters by it); other arguments pass through; a directory
+// without a GGUF, or a file name --lora-scaled cannot take, fails with a
+// message.
+func TestLlamaCPPLoadsAdaptersAtScaleZero(t *testing.T) {
+	rt := BuiltinRuntimes()["llamacpp"]
+	cmd := strings.Replace(rt.Args[0], "exec /app/llama-server ", `exec printf '%s\n' `, 1)
+	cases := map[string]struct {
+		files []string // under the adapters directory
+		args  []string // after $0; "@" stands for the adapters directory
+		want  []string // after -m MODEL; nil means it must fail with fail
+		fail  string
+	}{
+		"None":   {want: []string{}},
+		"Two":    {files: []string{"22/b.gguf", "11/a.gguf", "11/.inferno-complete"}, args: []string{"--lora", "@/22", "--lora", "@/11"}, want: []string{"--lora-scaled", "@/22/b.gguf:0", "--lora-scaled", "@/11/a.gguf:0"}},
+		"Others": {files: []string{"11/x.gguf"}, args: []string{"--ctx-size", "512", "--lora", "@/11"}, want: []string{"--ctx-size", "512", "--lora-scaled", "@/11/x.gguf:0"}},
+		"NoGGUF": {files: []string{"11/README.md"}, args: []string{"--lora", "@/11"}, fail: "no adapter GGUF"},
+		"Colon":  {files: []string{"11/a:b.gguf"}, args: []string{"--lora", "@/11"}, fail: "comma or a colon"},
+	}
+	for _, sh := range availableShells(t) {
+		for name, c := range cases {
+			t.Run(sh[0]+"/"+name, func(t *testing.T) {
+				dir, ads := t.TempDir(), t.TempDir()
+				if err := os.WriteFile(filepath.Join(dir, "m.gguf"), nil, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				for _, f := range c.files {
+					p := filepath.Join(ads, f)
+					if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+						t.Fatal(err)
+					}
+					if err := os.WriteFile(p, nil, 0o644); err != nil {
+						t.Fatal(err)
+					}
+				}
+				at := func(v []string) []string {
+					out := make([]string, len(v))
+					for i, a := range v {
+						out[i] = strings.Replace(a, "@", ads, 1)
+					}
+					return out
+				}
+				run := exec.Command(sh[0], append(append(sh[1:], "-c", cmd, rt.Args[1]), at(c.args)...)...)
+				run.Env = append(os.Environ(), "MODEL_DIR="+dir, "PORT=8080")
+				out, err := run.CombinedOutput()
+				if c.fail != "" {
+					if err == nil || !strings.Contains(string(out), c.fail) {
+						t.Errorf("want a failure naming %q; got %v, %q", c.fail, err, out)
+					}
+					return
+				}
+				if err != nil {
+					t.Fatalf("%v: %s", err, out)
+				}
+				args := strings.Split(strings.TrimSpace(string(out)), "\n")
+				m := slices.Index(args, "-m")
+				if m < 0 {
+					t.Fatalf("no -m in %q", args)
+				}
+				if diff := cmp.Diff(at(c.want), args[m+2:]); diff != "" {
+					t.Errorf("arguments after -m MODEL (-want +got):\n%s", diff)
 				}
 			})
 		}

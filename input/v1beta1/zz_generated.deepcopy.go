@@ -24,6 +24,11 @@ func (in *AdapterPreset) DeepCopyInto(out *AdapterPreset) {
 		*out = new(bool)
 		**out = **in
 	}
+	if in.PathOnly != nil {
+		in, out := &in.PathOnly, &out.PathOnly
+		*out = new(bool)
+		**out = **in
+	}
 	if in.MaxLoras != nil {
 		in, out := &in.MaxLoras, &out.MaxLoras
 		*out = new(int32)

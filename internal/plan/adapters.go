@@ -59,19 +59,23 @@ func adaptersPulled(aps []Adapter) bool {
 	return true
 }
 
-// ServedAdapters decides which adapters the servers serve, sorted by name
-// (so reordering spec.adapters changes nothing), given the adapters the
-// observed pod template serves (nil without servers):
+// ServedAdapters decides which adapters the servers serve, given the
+// adapters the observed pod template serves (nil without servers):
 //  1. an adapter whose pull is complete, on its current weights;
 //  2. else one the observed servers already serve under that name, on the
 //     weights they serve (a new revision is being pulled);
 //  3. else none yet: it is added once pulled (a rolling update).
 //
-// An adapter spec.adapters no longer lists is dropped.
+// An adapter spec.adapters no longer lists is dropped. The order is the
+// observed template's, then the new adapters by name: a runtime that
+// numbers adapters by their order (llama.cpp) keeps each one's number as
+// others are added, and reordering spec.adapters changes nothing.
 func ServedAdapters(aps []Adapter, observedServed []render.ServedAdapter) []render.ServedAdapter {
 	old := map[string]string{}
-	for _, a := range observedServed {
+	rank := map[string]int{}
+	for i, a := range observedServed {
 		old[a.Name] = a.Hash
+		rank[a.Name] = i
 	}
 	var out []render.ServedAdapter
 	for _, a := range aps {
@@ -82,7 +86,17 @@ func ServedAdapters(aps []Adapter, observedServed []render.ServedAdapter) []rend
 			out = append(out, render.ServedAdapter{Name: a.Name, Hash: old[a.Name]})
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	sort.Slice(out, func(i, j int) bool {
+		ri, wasI := rank[out[i].Name]
+		rj, wasJ := rank[out[j].Name]
+		switch {
+		case wasI && wasJ:
+			return ri < rj
+		case wasI != wasJ:
+			return wasI
+		}
+		return out[i].Name < out[j].Name
+	})
 	return out
 }
 

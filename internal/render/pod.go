@@ -50,13 +50,15 @@ func ParseAdaptersAnnotation(v string) []ServedAdapter {
 }
 
 // AdapterArgs are the server's arguments for its adapters: the preset's
-// Args, then the modules flag and one <name>=<path> per adapter.
+// Args, then the modules flag and one <name>=<path> per adapter (or the
+// path alone, for a runtime that numbers adapters by their order).
 func AdapterArgs(p *v1beta1.AdapterPreset, list []ServedAdapter) []string {
 	if p == nil || len(list) == 0 {
 		return nil
 	}
 	args := append([]string(nil), p.Args...)
 	each := p.ModulesFlagEach != nil && *p.ModulesFlagEach
+	pathOnly := p.PathOnly != nil && *p.PathOnly
 	if p.ModulesFlag != "" && !each {
 		args = append(args, p.ModulesFlag)
 	}
@@ -64,7 +66,11 @@ func AdapterArgs(p *v1beta1.AdapterPreset, list []ServedAdapter) []string {
 		if p.ModulesFlag != "" && each {
 			args = append(args, p.ModulesFlag)
 		}
-		args = append(args, a.Name+"="+a.path())
+		if pathOnly {
+			args = append(args, a.path())
+		} else {
+			args = append(args, a.Name+"="+a.path())
+		}
 	}
 	return args
 }

@@ -68,7 +68,7 @@ func resolveAdapters(name string, pm Model, rt v1beta1.RuntimePreset, spec v1alp
 		return adapterSettings{}
 	}
 	if rt.Adapters == nil {
-		errs.Add(field, "the %s runtime serves no LoRA adapters in the platform's Input; remove spec.adapters, or use a framework that serves them (vllm), or ask your platform team to set input.runtimes.%s.adapters", pm.Framework, pm.Framework)
+		errs.Add(field, "the %s runtime serves no LoRA adapters in the platform's Input; remove spec.adapters, or use a framework that serves them (vllm, llamacpp), or ask your platform team to set input.runtimes.%s.adapters", pm.Framework, pm.Framework)
 		return adapterSettings{}
 	}
 	if spec.Traffic != nil {

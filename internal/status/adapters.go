@@ -16,16 +16,19 @@ import (
 // adapterPhase judges one adapter: its pull, then whether the servers on
 // the observed Deployment's current template serve it (the template lists
 // it on these weights and one of its servers is ready).
-func adapterPhase(a plan.Adapter, s *resolve.Spec, d *observe.Deployment) (v1alpha1.AdapterPhase, string) {
+//
+// On a runtime that numbers its adapters (the preset's pathOnly), id is the
+// adapter's number on that template; nil otherwise.
+func adapterPhase(a plan.Adapter, s *resolve.Spec, d *observe.Deployment) (phase v1alpha1.AdapterPhase, msg string, id *int32) {
 	job := a.Job.Job.Name
 	switch a.Pull {
 	case render.JobAbsent:
 		if a.Creds.State == observe.CredentialsMissing {
-			return v1alpha1.AdapterPending, a.Creds.Message + "; its pull starts once it is there"
+			return v1alpha1.AdapterPending, a.Creds.Message + "; its pull starts once it is there", nil
 		}
-		return v1alpha1.AdapterPending, fmt.Sprintf("creating pull Job %s for %s", job, a.Model.URI)
+		return v1alpha1.AdapterPending, fmt.Sprintf("creating pull Job %s for %s", job, a.Model.URI), nil
 	case render.JobRunning:
-		return v1alpha1.AdapterPulling, fmt.Sprintf("pull Job %s is downloading %s into volume %s", job, a.Model.URI, render.PVCName(s))
+		return v1alpha1.AdapterPulling, fmt.Sprintf("pull Job %s is downloading %s into volume %s", job, a.Model.URI, render.PVCName(s)), nil
 	case render.JobFailed:
 		why := a.Detail
 		switch a.Failure {
@@ -34,19 +37,24 @@ func adapterPhase(a plan.Adapter, s *resolve.Spec, d *observe.Deployment) (v1alp
 		case render.PullTimedOut:
 			why = "it ran past input.pullDeadlineSeconds: " + why
 		}
-		return v1alpha1.AdapterFailed, fmt.Sprintf("pull Job %s failed (%s); read its logs with: kubectl logs -n %s job/%s; fix the uri or revision, or delete the Job to retry", job, why, s.Namespace, job)
+		return v1alpha1.AdapterFailed, fmt.Sprintf("pull Job %s failed (%s); read its logs with: kubectl logs -n %s job/%s; fix the uri or revision, or delete the Job to retry", job, why, s.Namespace, job), nil
 	}
 	if d != nil && d.ReadyOnTemplate() > 0 {
-		for _, sa := range render.ParseAdaptersAnnotation(d.TemplateMeta("annotations", render.AnnotationAdapters)) {
-			if sa.Name == a.Name && sa.Hash == a.Model.Hash {
-				return v1alpha1.AdapterServing, fmt.Sprintf("served as model %q by %d ready servers", a.Name, d.ReadyOnTemplate())
+		for i, sa := range render.ParseAdaptersAnnotation(d.TemplateMeta("annotations", render.AnnotationAdapters)) {
+			if sa.Name != a.Name || sa.Hash != a.Model.Hash {
+				continue
 			}
+			if pr := s.Adapters.Preset; pr != nil && pr.PathOnly != nil && *pr.PathOnly {
+				n := int32(i)
+				return v1alpha1.AdapterServing, fmt.Sprintf(`served as adapter %d by %d ready servers: a request applies it with "lora": [{"id": %d, "scale": 1}]`, n, d.ReadyOnTemplate(), n), &n
+			}
+			return v1alpha1.AdapterServing, fmt.Sprintf("served as model %q by %d ready servers", a.Name, d.ReadyOnTemplate()), nil
 		}
 	}
 	if d == nil {
-		return v1alpha1.AdapterPulled, "pulled; the servers start once every adapter and the base model are pulled"
+		return v1alpha1.AdapterPulled, "pulled; the servers start once every adapter and the base model are pulled", nil
 	}
-	return v1alpha1.AdapterPulled, fmt.Sprintf("pulled; Deployment %s rolls out to serve it (one server at a time, none stopped before its replacement is ready)", d.Name)
+	return v1alpha1.AdapterPulled, fmt.Sprintf("pulled; Deployment %s rolls out to serve it (one server at a time, none stopped before its replacement is ready)", d.Name), nil
 }
 
 // adapterReport is status.adapters and the AdaptersReady condition; nil
@@ -59,8 +67,8 @@ func adapterReport(p *plan.Plan) ([]v1alpha1.AdapterStatus, *reason.Condition) {
 	var out []v1alpha1.AdapterStatus
 	var failed, pulling, rolling []string
 	for _, a := range p.Adapters {
-		phase, msg := adapterPhase(a, p.Spec, d)
-		out = append(out, v1alpha1.AdapterStatus{Name: a.Name, URI: a.Model.URI, Phase: phase, Message: msg})
+		phase, msg, id := adapterPhase(a, p.Spec, d)
+		out = append(out, v1alpha1.AdapterStatus{Name: a.Name, URI: a.Model.URI, Phase: phase, Message: msg, ID: id})
 		switch phase {
 		case v1alpha1.AdapterFailed:
 			failed = append(failed, fmt.Sprintf("adapter %s: %s", a.Name, msg))

@@ -21,6 +21,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/inferno-ai/function-inferno/test/e2e/gguf"
 	"github.com/inferno-ai/function-inferno/test/e2e/images"
@@ -210,7 +211,8 @@ func (s *infernoSuite) serveLlamaCPP(t *testing.T) {
 	}
 	sc.note("llama-server pid %d: uid 65532, 1 thread for 50m CPU, /model read-only, /metrics has %s", pid, llamaConcurrencyMetric)
 
-	upgradeLlamaUnderLoad(ctx, t, sc, name, base, first)
+	uri2, baseText := upgradeLlamaUnderLoad(ctx, t, sc, name, base, first)
+	addLlamaAdapterUnderLoad(ctx, t, sc, name, base, uri2, baseText)
 	_ = env.admin.Delete(ctx, claimGVK, realNS, name)
 }
 
@@ -219,7 +221,8 @@ func (s *infernoSuite) serveLlamaCPP(t *testing.T) {
 // Service, as scenario 17 does with the fake server: no request fails, and
 // afterwards the server answers with the new model's text. llama-server
 // sends no weights header, so the text tells the models apart.
-func upgradeLlamaUnderLoad(ctx context.Context, t *testing.T, sc *scenario, name, base, oldText string) {
+// It returns the second model's URI and its answer.
+func upgradeLlamaUnderLoad(ctx context.Context, t *testing.T, sc *scenario, name, base, oldText string) (string, string) {
 	t.Helper()
 	dir := filepath.Join(env.origin.Dir, "llama-tiny-v2")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -262,6 +265,98 @@ func upgradeLlamaUnderLoad(ctx context.Context, t *testing.T, sc *scenario, name
 	if rep.Failed != 0 {
 		t.Errorf("%d of %d requests failed during the upgrade: %s", rep.Failed, rep.Sent(), rep.Failures(5))
 	}
+	return uri, newText
+}
+
+// addLlamaAdapterUnderLoad adds a LoRA adapter (TinyLoRA, written here and
+// served by the origin) to the serving llama.cpp claim while 20 requests a
+// second go through its Service: its own pull Job fetches it, the server
+// rolls to a template that loads it at scale 0 (the preset's --lora-scaled
+// FILE:0), and status.adapters gives its id. Then a request without "lora"
+// still answers as the base model, and one with "lora": [{"id": N,
+// "scale": 1}] answers differently, the same twice. No request fails.
+func addLlamaAdapterUnderLoad(ctx context.Context, t *testing.T, sc *scenario, name, base, modelURI, baseText string) {
+	t.Helper()
+	dir := filepath.Join(env.origin.Dir, "llama-lora")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var lora bytes.Buffer
+	if err := gguf.Write(&lora, gguf.TinyLoRA(7, 4)); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "tiny-lora.gguf"), lora.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	before := podNames(claimServerPods(ctx, t, realNS, name))
+	completion := map[string]any{"prompt": prompt, "max_tokens": maxTokens, "temperature": 0}
+	body, _ := json.Marshal(completion)
+	loop := traffic.Start(traffic.Options{URL: base + "/v1/completions", Body: body, Rate: 20, Max: 20 * 240, MaxDuration: 4 * time.Minute})
+	time.Sleep(2 * time.Second)
+	start := time.Now()
+	c := realClaim(t, name, modelURI, "2", 1)
+	setField(c, "llamacpp", "spec", "model", "framework")
+	setField(c, map[string]any{"cpu": "50m", "memory": "128Mi", "gpu": int64(0)}, "spec", "resources")
+	setField(c, []any{map[string]any{"name": "tiny", "uri": env.origin.URL + "/llama-lora/tiny-lora.gguf"}}, "spec", "adapters")
+	applyClaim(ctx, t, c)
+	var id int64 = -1
+	err := kube.Eventually(ctx, 3*time.Minute, 250*time.Millisecond, "adapter tiny Serving with an id, rollout done", func(ctx context.Context) (bool, string, error) {
+		obj, err := env.admin.Get(ctx, claimGVK, realNS, name)
+		if err != nil {
+			return false, "", err
+		}
+		list, _, _ := unstructured.NestedSlice(obj.Object, "status", "adapters")
+		if len(list) != 1 {
+			return false, fmt.Sprintf("status.adapters %v", list), nil
+		}
+		m, _ := list[0].(map[string]any)
+		n, ok := m["id"].(int64)
+		if m["phase"] != "Serving" || !ok || !deploymentSettled(ctx, realNS, name) {
+			return false, fmt.Sprintf("%v; %d failed so far", m, loop.Snapshot().Failed), nil
+		}
+		id = n
+		return true, "", nil
+	})
+	served := time.Since(start)
+	time.Sleep(2 * time.Second)
+	rep := loop.Stop()
+	if err != nil {
+		t.Fatalf("%v; the server's log:\n%s", err, serverLog(ctx, t, realNS, name))
+	}
+	after := podNames(claimServerPods(ctx, t, realNS, name))
+	withLora := map[string]any{"prompt": prompt, "max_tokens": maxTokens, "temperature": 0, "lora": []any{map[string]any{"id": id, "scale": 1}}}
+	plain, err := llamaAsk(ctx, base+"/v1/completions", completion)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := llamaAsk(ctx, base+"/v1/completions", withLora)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := llamaAsk(ctx, base+"/v1/completions", withLora)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc.note("adapter tiny (%d KiB GGUF) added under 20 req/s: Serving as id %d in %.1fs, servers %v → %v; sent %d, failed %d; p99 %s; base %q, with lora id %d %q",
+		lora.Len()/1024, id, served.Seconds(), before, after, rep.Sent(), rep.Failed, rep.Latency(99).Round(time.Millisecond), plain, id, a)
+	if rep.Failed != 0 {
+		t.Errorf("%d of %d requests failed while the adapter was added: %s", rep.Failed, rep.Sent(), rep.Failures(5))
+	}
+	if plain != baseText {
+		t.Errorf("without \"lora\" the server answered %q; the base model alone answered %q: the adapter must apply only to requests that ask for it", plain, baseText)
+	}
+	if strings.TrimSpace(a) == "" || a != b || a == baseText {
+		t.Errorf("with lora id %d the server answered %q, then %q (base %q): want the same text twice, not the base model's", id, a, b, baseText)
+	}
+}
+
+// podNames lists pods by name.
+func podNames(pods []corev1.Pod) []string {
+	out := make([]string, len(pods))
+	for i, p := range pods {
+		out[i] = p.Name
+	}
+	return out
 }
 
 // checkLlamaProbes checks the server Deployment probes /health on the

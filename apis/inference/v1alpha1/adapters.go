@@ -89,4 +89,13 @@ type AdapterStatus struct {
 	// Message explains the phase.
 	// +optional
 	Message string `json:"message,omitempty"`
+
+	// ID is the number that a runtime which numbers its adapters instead
+	// of naming them (llama.cpp) gives this one on the ready servers; a
+	// request applies it by this number, e.g. llama.cpp's
+	// "lora": [{"id": 0, "scale": 1}]. Set while the adapter is Serving on
+	// such a runtime. Adapters keep their numbers as others are added;
+	// removing one renumbers those after it.
+	// +optional
+	ID *int32 `json:"id,omitempty"`
 }

@@ -144,6 +144,41 @@ func pad(b *bytes.Buffer) {
 	}
 }
 
+// TinyLlama's width, and its count of special and byte tokens (the ids
+// below it), which TinyLoRA must match.
+const (
+	tinyEmbd     = 64
+	tinySpecials = 3 + 256
+)
+
+// tinyVocab is TinyLlama's vocabulary: <unk>, <s>, </s>, the byte tokens,
+// then the printable pieces.
+func tinyVocab() (tokens []string, types []int32, scores []float32) {
+	tokens = []string{"<unk>", "<s>", "</s>"}
+	types = []int32{TokenUnknown, TokenControl, TokenControl}
+	for b := 0; b < 256; b++ {
+		tokens = append(tokens, fmt.Sprintf("<0x%02X>", b))
+		types = append(types, TokenByte)
+	}
+	scores = make([]float32, len(tokens))
+	pieces := []string{"\u2581"}
+	for c := 'a'; c <= 'z'; c++ {
+		pieces = append(pieces, string(c))
+	}
+	for _, c := range "0123456789.,!?'" {
+		pieces = append(pieces, string(c))
+	}
+	for _, w := range []string{"the", "a", "is", "of", "and", "to", "in", "hello", "world", "cat", "dog", "model", "tiny", "test", "I", "you", "it"} {
+		pieces = append(pieces, "\u2581"+w)
+	}
+	for i, p := range pieces {
+		tokens = append(tokens, p)
+		types = append(types, TokenNormal)
+		scores = append(scores, -float32(i)/10-1)
+	}
+	return tokens, types, scores
+}
+
 // TinyLlama is a llama-architecture model of random weights, small enough
 // to load in a fraction of a second: a SentencePiece ("llama") vocabulary
 // of <unk>, <s>, </s>, the 256 byte tokens <0x00>…<0xFF> and about sixty
@@ -157,10 +192,8 @@ func pad(b *bytes.Buffer) {
 // weights of dimension 0 are 0 for the pieces and -5 for the 259 special
 // and byte tokens: sampling only ever picks a printable piece.
 func TinyLlama(seed uint64) File {
-	const (
-		embd, layers, heads, ff, ctx = 64, 2, 4, 128, 512
-		specials                     = 3 + 256
-	)
+	const layers, heads, ff, ctx = 2, 4, 128, 512
+	const embd, specials = tinyEmbd, tinySpecials
 	rng := rand.New(rand.NewPCG(seed, 0x696e6665726e6f)) // "inferno"
 	normal := func(n int, scale float64) []float32 {
 		v := make([]float32, n)
@@ -177,28 +210,7 @@ func TinyLlama(seed uint64) File {
 		return v
 	}
 
-	tokens := []string{"<unk>", "<s>", "</s>"}
-	types := []int32{TokenUnknown, TokenControl, TokenControl}
-	for b := 0; b < 256; b++ {
-		tokens = append(tokens, fmt.Sprintf("<0x%02X>", b))
-		types = append(types, TokenByte)
-	}
-	scores := make([]float32, len(tokens))
-	pieces := []string{"\u2581"}
-	for c := 'a'; c <= 'z'; c++ {
-		pieces = append(pieces, string(c))
-	}
-	for _, c := range "0123456789.,!?'" {
-		pieces = append(pieces, string(c))
-	}
-	for _, w := range []string{"the", "a", "is", "of", "and", "to", "in", "hello", "world", "cat", "dog", "model", "tiny", "test", "I", "you", "it"} {
-		pieces = append(pieces, "\u2581"+w)
-	}
-	for i, p := range pieces {
-		tokens = append(tokens, p)
-		types = append(types, TokenNormal)
-		scores = append(scores, -float32(i)/10-1)
-	}
+	tokens, types, scores := tinyVocab()
 	vocab := len(tokens)
 
 	tokEmbd := normal(vocab*embd, 1)
@@ -264,5 +276,41 @@ func TinyLlama(seed uint64) File {
 			{"tokenizer.chat_template", "{% for m in messages %}{{ m['role'] }}: {{ m['content'] }}\n{% endfor %}{% if add_generation_prompt %}assistant: {% endif %}"},
 		},
 		Tensors: tensors,
+	}
+}
+
+// TinyLoRA is a LoRA adapter of TinyLlama, of the given rank: low-rank
+// factors of output.weight only (lora_a is {64, rank}, lora_b {rank,
+// vocabulary}), with alpha equal to the rank so that llama-server's scale
+// is the request's own. Its rows of lora_b for the special and byte tokens
+// are 0, so that the adapter, like the base model, only ever emits a
+// printable piece; the same seed gives the same bytes, and a different one
+// a different adapter.
+func TinyLoRA(seed uint64, rank int) File {
+	tokens, _, _ := tinyVocab()
+	vocab := len(tokens)
+	rng := rand.New(rand.NewPCG(seed, 0x6c6f7261)) // "lora"
+	a := make([]float32, tinyEmbd*rank)
+	for i := range a {
+		a[i] = float32(rng.NormFloat64())
+	}
+	b := make([]float32, rank*vocab)
+	for tok := tinySpecials; tok < vocab; tok++ {
+		for r := 0; r < rank; r++ {
+			b[tok*rank+r] = float32(rng.NormFloat64())
+		}
+	}
+	return File{
+		KVs: []KV{
+			{"general.architecture", "llama"},
+			{"general.type", "adapter"},
+			{"general.name", "inferno-e2e-tiny-lora"},
+			{"adapter.type", "lora"},
+			{"adapter.lora.alpha", float32(rank)},
+		},
+		Tensors: []Tensor{
+			{Name: "output.weight.lora_a", Dims: []uint64{tinyEmbd, uint64(rank)}, Data: a},
+			{Name: "output.weight.lora_b", Dims: []uint64{uint64(rank), uint64(vocab)}, Data: b},
+		},
 	}
 }
