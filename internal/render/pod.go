@@ -12,7 +12,7 @@ import (
 )
 
 // AnnotationAdapters on the server's pod template records the adapters it
-// serves, as name=hash pairs sorted by name, so that a later call keeps
+// serves, as name=hash pairs in the servers' order, so that a later call keeps
 // serving an adapter's current weights while a new revision is pulled.
 const AnnotationAdapters = "inference.inferno.io/adapters"
 
