@@ -107,26 +107,11 @@ func (s *infernoSuite) serveLlamaCPP(t *testing.T) {
 	ensureRealCompositions(ctx, t)
 
 	// The model: written here, deterministic, served by the origin.
-	dir := filepath.Join(env.origin.Dir, "llama-tiny")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	var model bytes.Buffer
-	if err := gguf.Write(&model, gguf.TinyLlama(1)); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "tiny-llama.gguf"), model.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	uri := env.origin.URL + "/llama-tiny/tiny-llama.gguf"
+	uri, size := publishGGUF(t, "llama-tiny/tiny-llama.gguf", gguf.TinyLlama(1))
 
 	const name = "llama"
-	c := realClaim(t, name, uri, "1", 1)
-	setField(c, "llamacpp", "spec", "model", "framework")
-	// 50m rounds up to one thread (the preset derives -t from the request).
-	setField(c, map[string]any{"cpu": "50m", "memory": "128Mi", "gpu": int64(0)}, "spec", "resources")
 	start := time.Now()
-	applyClaim(ctx, t, c)
+	applyClaim(ctx, t, llamaClaim(t, name, uri, "1"))
 
 	if err := kube.Eventually(ctx, 2*time.Minute, 100*time.Millisecond, "the pull Job Complete", func(ctx context.Context) (bool, string, error) {
 		jobs := pullJobs(ctx, t, realNS, name)
@@ -154,7 +139,7 @@ func (s *infernoSuite) serveLlamaCPP(t *testing.T) {
 		t.Fatalf("%v; the server's log:\n%s", err, serverLog(ctx, t, realNS, name))
 	}
 	answered := time.Since(start)
-	sc.note("apply → Job Complete %.1fs → first answer %.1fs (llama-server, %d KiB GGUF)", pulled.Seconds(), answered.Seconds(), model.Len()/1024)
+	sc.note("apply → Job Complete %.1fs → first answer %.1fs (llama-server, %d KiB GGUF)", pulled.Seconds(), answered.Seconds(), size/1024)
 
 	again, err := llamaAsk(ctx, base+"/v1/completions", completion)
 	if err != nil {
@@ -224,28 +209,14 @@ func (s *infernoSuite) serveLlamaCPP(t *testing.T) {
 // It returns the second model's URI and its answer.
 func upgradeLlamaUnderLoad(ctx context.Context, t *testing.T, sc *scenario, name, base, oldText string) (string, string) {
 	t.Helper()
-	dir := filepath.Join(env.origin.Dir, "llama-tiny-v2")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	var model bytes.Buffer
-	if err := gguf.Write(&model, gguf.TinyLlama(2)); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "tiny-llama.gguf"), model.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	uri := env.origin.URL + "/llama-tiny-v2/tiny-llama.gguf"
+	uri, _ := publishGGUF(t, "llama-tiny-v2/tiny-llama.gguf", gguf.TinyLlama(2))
 	pulled := watchJobComplete(ctx, t, realNS, name, uri)
 	completion := map[string]any{"prompt": prompt, "max_tokens": maxTokens, "temperature": 0}
 	body, _ := json.Marshal(completion)
 	loop := traffic.Start(traffic.Options{URL: base + "/v1/completions", Body: body, Rate: 20, Max: 20 * 240, MaxDuration: 4 * time.Minute})
 	time.Sleep(2 * time.Second)
 	start := time.Now()
-	c := realClaim(t, name, uri, "2", 1)
-	setField(c, "llamacpp", "spec", "model", "framework")
-	setField(c, map[string]any{"cpu": "50m", "memory": "128Mi", "gpu": int64(0)}, "spec", "resources")
-	applyClaim(ctx, t, c)
+	applyClaim(ctx, t, llamaClaim(t, name, uri, "2"))
 	var newText string
 	err := kube.Eventually(ctx, 3*time.Minute, 250*time.Millisecond, "the new model answering, rollout done", func(ctx context.Context) (bool, string, error) {
 		if !deploymentSettled(ctx, realNS, name) || pulled().IsZero() {
@@ -277,27 +248,15 @@ func upgradeLlamaUnderLoad(ctx context.Context, t *testing.T, sc *scenario, name
 // "scale": 1}] answers differently, the same twice. No request fails.
 func addLlamaAdapterUnderLoad(ctx context.Context, t *testing.T, sc *scenario, name, base, modelURI, baseText string) {
 	t.Helper()
-	dir := filepath.Join(env.origin.Dir, "llama-lora")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	var lora bytes.Buffer
-	if err := gguf.Write(&lora, gguf.TinyLoRA(7, 4)); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "tiny-lora.gguf"), lora.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	loraURI, size := publishGGUF(t, "llama-lora/tiny-lora.gguf", gguf.TinyLoRA(7, 4))
 	before := podNames(claimServerPods(ctx, t, realNS, name))
 	completion := map[string]any{"prompt": prompt, "max_tokens": maxTokens, "temperature": 0}
 	body, _ := json.Marshal(completion)
 	loop := traffic.Start(traffic.Options{URL: base + "/v1/completions", Body: body, Rate: 20, Max: 20 * 240, MaxDuration: 4 * time.Minute})
 	time.Sleep(2 * time.Second)
 	start := time.Now()
-	c := realClaim(t, name, modelURI, "2", 1)
-	setField(c, "llamacpp", "spec", "model", "framework")
-	setField(c, map[string]any{"cpu": "50m", "memory": "128Mi", "gpu": int64(0)}, "spec", "resources")
-	setField(c, []any{map[string]any{"name": "tiny", "uri": env.origin.URL + "/llama-lora/tiny-lora.gguf"}}, "spec", "adapters")
+	c := llamaClaim(t, name, modelURI, "2")
+	setField(c, []any{map[string]any{"name": "tiny", "uri": loraURI}}, "spec", "adapters")
 	applyClaim(ctx, t, c)
 	var id int64 = -1
 	err := kube.Eventually(ctx, 3*time.Minute, 250*time.Millisecond, "adapter tiny Serving with an id, rollout done", func(ctx context.Context) (bool, string, error) {
@@ -338,7 +297,7 @@ func addLlamaAdapterUnderLoad(ctx context.Context, t *testing.T, sc *scenario, n
 		t.Fatal(err)
 	}
 	sc.note("adapter tiny (%d KiB GGUF) added under 20 req/s: Serving as id %d in %.1fs, servers %v → %v; sent %d, failed %d; p99 %s; base %q, with lora id %d %q",
-		lora.Len()/1024, id, served.Seconds(), before, after, rep.Sent(), rep.Failed, rep.Latency(99).Round(time.Millisecond), plain, id, a)
+		size/1024, id, served.Seconds(), before, after, rep.Sent(), rep.Failed, rep.Latency(99).Round(time.Millisecond), plain, id, a)
 	if rep.Failed != 0 {
 		t.Errorf("%d of %d requests failed while the adapter was added: %s", rep.Failed, rep.Sent(), rep.Failures(5))
 	}
@@ -348,6 +307,34 @@ func addLlamaAdapterUnderLoad(ctx context.Context, t *testing.T, sc *scenario, n
 	if strings.TrimSpace(a) == "" || a != b || a == baseText {
 		t.Errorf("with lora id %d the server answered %q, then %q (base %q): want the same text twice, not the base model's", id, a, b, baseText)
 	}
+}
+
+// publishGGUF writes f where the origin serves it as path and returns its
+// URL and size.
+func publishGGUF(t *testing.T, path string, f gguf.File) (string, int) {
+	t.Helper()
+	var b bytes.Buffer
+	if err := gguf.Write(&b, f); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(env.origin.Dir, filepath.FromSlash(path))
+	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(file, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return env.origin.URL + "/" + path, b.Len()
+}
+
+// llamaClaim is scenario 32's claim: framework llamacpp on the real node,
+// 50m of CPU (which rounds up to one thread: the preset derives -t from
+// the request), no GPU.
+func llamaClaim(t *testing.T, name, uri, version string) *unstructured.Unstructured {
+	c := realClaim(t, name, uri, version, 1)
+	setField(c, "llamacpp", "spec", "model", "framework")
+	setField(c, map[string]any{"cpu": "50m", "memory": "128Mi", "gpu": int64(0)}, "spec", "resources")
+	return c
 }
 
 // podNames lists pods by name.
