@@ -397,10 +397,13 @@ func TestAdaptersOnFake(t *testing.T) {
 // TestAdaptersOnLlamaCPP: llama.cpp numbers its adapters by their order on
 // the command line, so the servers get each one's directory alone, and
 // status.adapters says the number a request applies it by (sql sorts
-// first on a fresh template: 0; tiny 1).
+// first on a fresh template: 0; tiny 1). The preset's start script is the
+// container's command, so spec.serve.args and the adapters are its args,
+// which the script hands to llama-server, rather than replacing it.
 func TestAdaptersOnLlamaCPP(t *testing.T) {
 	xr := testXR()
 	setPath(xr, "llamacpp", "spec", "model", "framework")
+	setPath(xr, []any{"--ctx-size", "4096"}, "spec", "serve", "args")
 	setPath(xr, []any{
 		map[string]any{"name": "tiny", "uri": "http://origin.internal/tiny-lora.gguf"},
 		map[string]any{"name": "sql", "uri": loraSQLURI},
@@ -416,6 +419,10 @@ func TestAdaptersOnLlamaCPP(t *testing.T) {
 	}
 	if len(loras) != 2 || !strings.HasPrefix(loras[0], "/adapters/") || strings.Contains(loras[0], "=") {
 		t.Errorf("llama-server's adapters %v, want two --lora /adapters/<hash>", loras)
+	}
+	c := d.Spec.Template.Spec.Containers[0]
+	if len(c.Command) != 4 || !strings.Contains(c.Command[2], "exec /app/llama-server") || len(args) < 2 || args[0] != "--ctx-size" || args[1] != "4096" {
+		t.Errorf("command %q args %q, want the preset's script as the command and spec.serve.args first among its args", c.Command, args)
 	}
 	st, _ := nested(rsp.GetDesired().GetComposite().GetResource().AsMap(), "status", "adapters")
 	ids := map[string]any{}

@@ -97,8 +97,11 @@ func BuiltinRuntimes() map[string]RuntimePreset {
 			// would fail to load either as the model. Split models load from
 			// their first part, which sorts first.
 			//
-			// Adapters come after the script as "--lora DIR" pairs ($0 is
-			// "llama-server"): each becomes --lora-scaled FILE:0, the
+			// The script is the command, so that the container's args
+			// (none here; spec.serve.args, and the adapters) reach
+			// llama-server after the script ($0 is "llama-server") instead
+			// of replacing it. Adapters come as "--lora DIR" pairs: each
+			// becomes --lora-scaled FILE:0, the
 			// directory's GGUF loaded at scale 0, so that a request without
 			// "lora" is answered by the base model alone and one with
 			// "lora": [{"id": N, "scale": 1}] by adapter N.
@@ -106,8 +109,7 @@ func BuiltinRuntimes() map[string]RuntimePreset {
 			// applies such adapters at scale 1 to every request that names
 			// none (seen with the e2e's llama-server).
 			Image:   "ghcr.io/ggml-org/llama.cpp:server-b6700",
-			Command: []string{"/bin/sh", "-c"},
-			Args: []string{`m="$(find "$MODEL_DIR" -name '*.gguf' ! -iname '*mmproj*' ! -iname '*lora*' | sort | head -n 1)"; ` +
+			Command: []string{"/bin/sh", "-c", `m="$(find "$MODEL_DIR" -name '*.gguf' ! -iname '*mmproj*' ! -iname '*lora*' | sort | head -n 1)"; ` +
 				`[ -n "$m" ] || { echo "no model GGUF under $MODEL_DIR" >&2; exit 1; }; ` +
 				`n=$#; p=; for a in "$@"; do ` +
 				`if [ "$p" = --lora ]; then f="$(find "$a" -name '*.gguf' | sort | head -n 1)"; ` +

@@ -19,7 +19,10 @@ import (
 // `-m ""`.
 func TestLlamaCPPPicksTheModelGGUF(t *testing.T) {
 	rt := BuiltinRuntimes()["llamacpp"]
-	cmd := rt.Args[0]
+	if len(rt.Command) != 4 || rt.Command[1] != "-c" || len(rt.Args) != 0 {
+		t.Fatalf("the preset's command is %q and args %q, want /bin/sh -c SCRIPT llama-server and no args (so that the container's args reach llama-server)", rt.Command, rt.Args)
+	}
+	cmd := rt.Command[2]
 	const server = "exec /app/llama-server "
 	if !strings.Contains(cmd, server) {
 		t.Fatalf("the preset no longer execs %q: %s", server, cmd)
@@ -50,7 +53,7 @@ func TestLlamaCPPPicksTheModelGGUF(t *testing.T) {
 						t.Fatal(err)
 					}
 				}
-				run := exec.Command(sh[0], append(sh[1:], "-c", cmd, rt.Args[1])...)
+				run := exec.Command(sh[0], append(sh[1:], "-c", cmd, rt.Command[3])...)
 				run.Env = append(os.Environ(), "MODEL_DIR="+dir, "PORT=8080")
 				out, err := run.CombinedOutput()
 				if c.want == "" {
@@ -80,7 +83,7 @@ func TestLlamaCPPPicksTheModelGGUF(t *testing.T) {
 // message.
 func TestLlamaCPPLoadsAdaptersAtScaleZero(t *testing.T) {
 	rt := BuiltinRuntimes()["llamacpp"]
-	cmd := strings.Replace(rt.Args[0], "exec /app/llama-server ", `exec printf '%s\n' `, 1)
+	cmd := strings.Replace(rt.Command[2], "exec /app/llama-server ", `exec printf '%s\n' `, 1)
 	cases := map[string]struct {
 		files []string // under the adapters directory
 		args  []string // after $0; "@" stands for the adapters directory
@@ -116,7 +119,7 @@ func TestLlamaCPPLoadsAdaptersAtScaleZero(t *testing.T) {
 					}
 					return out
 				}
-				run := exec.Command(sh[0], append(append(sh[1:], "-c", cmd, rt.Args[1]), at(c.args)...)...)
+				run := exec.Command(sh[0], append(append(sh[1:], "-c", cmd, rt.Command[3]), at(c.args)...)...)
 				run.Env = append(os.Environ(), "MODEL_DIR="+dir, "PORT=8080")
 				out, err := run.CombinedOutput()
 				if c.fail != "" {
