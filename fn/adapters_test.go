@@ -334,7 +334,7 @@ func TestAdapterArgs(t *testing.T) {
 		// llama.cpp numbers adapters by order: paths alone, which the
 		// preset's script turns into --lora-scaled FILE:0.
 		"LlamaCPP": {v1beta1.BuiltinRuntimes()["llamacpp"].Adapters, []string{"--lora", "/adapters/11", "--lora", "/adapters/22"}},
-		"None": {nil, nil},
+		"None":     {nil, nil},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -108,7 +108,7 @@ func BuiltinRuntimes() map[string]RuntimePreset {
 			// --lora-init-without-apply does not do that: llama-server still
 			// applies such adapters at scale 1 to every request that names
 			// none (seen with the e2e's llama-server).
-			Image:   "ghcr.io/ggml-org/llama.cpp:server-b6700",
+			Image: "ghcr.io/ggml-org/llama.cpp:server-b6700",
 			Command: []string{"/bin/sh", "-c", `m="$(find "$MODEL_DIR" -name '*.gguf' ! -iname '*mmproj*' ! -iname '*lora*' | sort | head -n 1)"; ` +
 				`[ -n "$m" ] || { echo "no model GGUF under $MODEL_DIR" >&2; exit 1; }; ` +
 				`n=$#; p=; for a in "$@"; do ` +
