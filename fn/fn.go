@@ -16,6 +16,7 @@ import (
 	"github.com/inferno-ai/function-inferno/internal/resolve"
 	"github.com/inferno-ai/function-inferno/internal/status"
 	"github.com/inferno-ai/function-inferno/internal/structcodec"
+	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/structpb"
 )
 
@@ -57,6 +58,10 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 	for _, w := range append(warnings, c.Report.Warnings...) {
 		response.Warning(rsp, errors.New(w)).TargetCompositeAndClaim()
 	}
+	// How soon Crossplane calls again: soon while its circuit breaker has
+	// cut the composite's watch, else the poll interval.
+	settled := rsp.GetDesired().GetComposite().GetReady() == fnv1.Ready_READY_TRUE
+	rsp.Meta.Ttl = durationpb.New(plan.PollAfter(in, observe.WatchCut(observedXR), settled))
 	log.Debug("Rendered", "xr", observedXR.GetFields()["metadata"].GetStructValue().GetFields()["name"].GetStringValue(), "resources", len(c.Resources))
 	return rsp, nil
 }

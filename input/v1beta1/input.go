@@ -149,6 +149,12 @@ type Input struct {
 	// status (status.pulls, the WeightsReady message).
 	// +optional
 	PullProgress *PullProgress `json:"pullProgress,omitempty"`
+
+	// Poll is how soon the function asks Crossplane to call it again,
+	// above all while Crossplane's circuit breaker has cut a composite's
+	// watch (see PollSettings).
+	// +optional
+	Poll *PollSettings `json:"poll,omitempty"`
 }
 
 // Policy holds the platform's limits and allow-lists. Every field is

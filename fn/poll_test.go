@@ -1,0 +1,79 @@
+package fn
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// TestPollWhileWatchCut holds the response's TTL to input.poll: the
+// interval while Crossplane watches the composite, and soon while its
+// circuit breaker has cut the watch (Responsive=False, WatchCircuitOpen),
+// sooner while something is not ready.
+func TestPollWhileWatchCut(t *testing.T) {
+	responsive := func(status, reason string) []any {
+		return []any{
+			map[string]any{"type": "Synced", "status": "True", "reason": "ReconcileSuccess"},
+			map[string]any{"type": "Responsive", "status": status, "reason": reason,
+				"message": "Too many watch events from Deployment/x (team-a). Allowing events periodically."},
+		}
+	}
+	cut := responsive("False", "WatchCircuitOpen")
+	poll := func(p map[string]any) func(map[string]any) {
+		return func(in map[string]any) { in["poll"] = p }
+	}
+	cases := []struct {
+		name       string
+		conditions []any
+		stage      string // "" for a fresh claim, not ready
+		input      func(map[string]any)
+		want       time.Duration
+	}{
+		{name: "watched, changing", want: time.Minute},
+		{name: "watched, settled", stage: "serving", want: time.Minute},
+		{name: "responsive", conditions: responsive("True", "WatchCircuitClosed"), want: time.Minute},
+		{name: "unresponsive for another reason", conditions: responsive("False", "SomethingElse"), want: time.Minute},
+		{name: "cut, changing", conditions: cut, want: 2 * time.Second},
+		{name: "cut, changing, mid-pull", conditions: cut, stage: "pulling", want: 2 * time.Second},
+		{name: "cut, settled", conditions: cut, stage: "serving", want: 5 * time.Second},
+		{name: "cut, the platform's polls", conditions: cut, stage: "serving",
+			input: poll(map[string]any{"intervalSeconds": 120, "watchCutSettledSeconds": 10}), want: 10 * time.Second},
+		{name: "cut, settled polls off", conditions: cut, stage: "serving",
+			input: poll(map[string]any{"watchCutSettledSeconds": 0}), want: time.Minute},
+		{name: "cut, changing polls off", conditions: cut,
+			input: poll(map[string]any{"watchCutChangingSeconds": 0}), want: time.Minute},
+		{name: "cut, a poll longer than the interval", conditions: cut,
+			input: poll(map[string]any{"intervalSeconds": 1, "watchCutChangingSeconds": 2}), want: time.Second},
+		{name: "watched, the platform's interval", stage: "serving",
+			input: poll(map[string]any{"intervalSeconds": 300}), want: 5 * time.Minute},
+		{name: "conditions that do not decode", conditions: []any{"Responsive"}, want: time.Minute},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			xr := readYAML(t, "../examples/xr.yaml")
+			in := compositionInput(t)
+			if tc.input != nil {
+				tc.input(in)
+			}
+			var observed []observedObject
+			if tc.stage != "" {
+				var ok bool
+				observed, ok = stageObserved(t, xr, in, tc.stage)
+				if !ok {
+					t.Fatalf("no %s stage", tc.stage)
+				}
+			}
+			if tc.conditions != nil {
+				setPath(xr, tc.conditions, "status", "conditions")
+			}
+			rsp := run(t, newRequest(t, xr, in, observed...))
+			if msg := fatalMessage(rsp); msg != "" {
+				t.Fatal(msg)
+			}
+			if diff := cmp.Diff(tc.want, rsp.GetMeta().GetTtl().AsDuration()); diff != "" {
+				t.Errorf("TTL (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
