@@ -12,9 +12,11 @@
 // process (the floors with function-inferno's garbage collector settings,
 // load.TuneGC), and reports the median and the spread of every figure.
 // -compare adds other builds of function-inferno to the same rounds (`make
-// bench-codec`: the standard path in the decoder's place), -memory-limits
-// runs every server at each of several soft memory limits in the same
-// rounds. With -bench it adds the in-process benchmark figures from `go
+// bench-codec`: the standard path in the decoder's place), -peer adds other
+// projects' functions (function-go-templating and
+// function-patch-and-transform, each given a Composition input that makes
+// the same desired objects from the same request), -memory-limits runs
+// every server at each of several soft memory limits in the same rounds. With -bench it adds the in-process benchmark figures from `go
 // test -bench` output. `make bench` runs it.
 package main
 
@@ -46,6 +48,7 @@ const (
 	maxPeakRSS         = 64 * 1024 * 1024       // bytes, in every round
 	maxInProcess       = 300 * time.Microsecond // issue 23: in-process serving-stage RunFunction
 	maxInProcessAllocs = 1200                   // allocations of the same call
+	minPeerRatio       = 3.0                    // of each peer's saturated throughput (medians)
 )
 
 // A server is one of the binaries measured.
@@ -53,6 +56,19 @@ type server struct {
 	name string
 	bin  string
 	args []string
+	// peer is another project's function (-peer): it answers its own
+	// request (the same XR and observed objects, its own Composition's
+	// input), runs as it ships (no GC or metrics flags of ours), and is
+	// held to its answer's shape, not to function-inferno's bytes.
+	peer *peer
+}
+
+// request is what s is sent: a peer's own, else the shared one.
+func (s server) request(shared *fnv1.RunFunctionRequest) *fnv1.RunFunctionRequest {
+	if s.peer != nil {
+		return s.peer.req
+	}
+	return shared
 }
 
 // with returns s with more arguments.
@@ -66,6 +82,11 @@ type measured struct {
 	saturated load.Result
 	fixed     load.Result
 	rss       int64
+	// fixedRSS is the peak RSS up to the end of the fixed-rate
+	// measurement, which comes first: every server at the same
+	// throughput, which the whole run's peak, set while saturated, is
+	// not.
+	fixedRSS int64
 	// cpu is the server's CPU time over the saturated measurement: per
 	// request it is the work the server does, which other load on the
 	// machine slows but hardly changes.
@@ -135,6 +156,9 @@ func main() {
 	limits := flag.String("memory-limits", "", "Soft memory limits in MiB to measure every server at, comma separated (0 for none), e.g. 16,32,64,0; empty runs each with its default.")
 	var compare compareFlag
 	flag.Var(&compare, "compare", "`name=binary`: another build of function-inferno to measure in the same rounds, which must answer exactly as function-inferno does; repeatable.")
+	var peers peerFlag
+	flag.Var(&peers, "peer", "`name=binary`: another project's function to measure in the same rounds, sent the same XR and observed objects with the input of the Composition test/load/peers/<name>.yaml; it must answer without a Fatal result and with as many desired objects as function-inferno; repeatable.")
+	peerDir := flag.String("peer-inputs", "test/load/peers", "Where -peer's Compositions are, one <name>.yaml each.")
 	flag.Parse()
 
 	settings, err := settingsOf(*limits)
@@ -153,7 +177,8 @@ func main() {
 	exitOn(err)
 	defer os.RemoveAll(dir) //nolint:errcheck // Best effort.
 	cannedFile := filepath.Join(dir, "response.pb")
-	exitOn(captureResponse(fn, pki, req, *cannedBin, cannedFile))
+	fnRsp, err := captureResponse(fn, pki, req, *cannedBin, cannedFile)
+	exitOn(err)
 
 	servers := []server{
 		{name: "floor (empty)", bin: *floorBin},
@@ -165,6 +190,14 @@ func main() {
 		exitOn(sameAnswer(fn, c, pki, req))
 		servers = append(servers, c)
 	}
+	for _, p := range peers {
+		p.req, err = load.Request("examples/xr.yaml", observed, filepath.Join(*peerDir, p.name+".yaml"))
+		exitOn(err)
+		p.want = len(fnRsp.GetDesired().GetResources())
+		s := server{name: p.name, bin: p.bin, peer: p}
+		exitOn(checkPeer(s, pki, fnRsp))
+		servers = append(servers, s)
+	}
 	// results[setting][server] holds one measurement per round.
 	results := make([][][]measured, len(settings))
 	for i := range results {
@@ -174,7 +207,10 @@ func main() {
 		for si, st := range settings {
 			for i, s := range servers {
 				fmt.Fprintf(os.Stderr, "round %d/%d: %s, %s\n", r+1, *rounds, s.name, st.name)
-				m, err := measure(s.with(st.args...), pki, req, *duration, *rate, *concurrency)
+				if s.peer == nil {
+					s = s.with(st.args...)
+				}
+				m, err := measure(s, pki, s.request(req), *duration, *rate, *concurrency)
 				exitOn(err)
 				results[si][i] = append(results[si][i], m)
 			}
@@ -222,15 +258,16 @@ func main() {
 
 // report prints one setting's table, ratios and target verdicts, and
 // says whether every target was met. results are in servers' order:
-// the empty floor, function-inferno, the canned floor, then -compare's.
+// the empty floor, function-inferno, the canned floor, then -compare's
+// and -peer's.
 func report(tw *tabwriter.Writer, st setting, servers []server, results [][]measured, rate int) bool {
 	floor, fnRes, cannedRes := results[0], results[1], results[2]
 	fmt.Fprintf(tw, "\n%s\n", st.name)
-	fmt.Fprintln(tw, "server\tsaturated req/s\tserver CPU/req\tp50 @ fixed rate\tp99 @ fixed rate\tpeak RSS\terrors")
+	fmt.Fprintln(tw, "server\tsaturated req/s\tserver CPU/req\tp50 @ fixed rate\tp99 @ fixed rate\tpeak RSS\tpeak RSS @ fixed rate\terrors")
 	for i, s := range servers {
 		rs := results[i]
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\n", s.name,
-			spread(rs, throughput, "%.0f"), spread(rs, cpuPerReq, "%.0f µs"), spread(rs, p50, "%.2f ms"), spread(rs, p99, "%.2f ms"), spread(rs, rssMiB, "%.1f MiB"), errorCount(rs))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\n", s.name,
+			spread(rs, throughput, "%.0f"), spread(rs, cpuPerReq, "%.0f µs"), spread(rs, p50, "%.2f ms"), spread(rs, p99, "%.2f ms"), spread(rs, rssMiB, "%.1f MiB"), spread(rs, fixedRSSMiB, "%.1f MiB"), errorCount(rs))
 	}
 	fmt.Fprintln(tw)
 
@@ -250,10 +287,10 @@ func report(tw *tabwriter.Writer, st setting, servers []server, results [][]meas
 	}
 	// Paired: each round's ratio, the two measured minutes apart at
 	// most, so that a slow drift in the machine's other load cancels.
-	fmt.Fprintln(tw, "ratio of medians\tsaturated req/s\tsame, per round\tserver CPU/req\tp99 @ fixed rate\tpeak RSS")
+	fmt.Fprintln(tw, "ratio of medians\tsaturated req/s\tsame, per round\tserver CPU/req\tp99 @ fixed rate\tpeak RSS\tpeak RSS @ fixed rate")
 	for _, r := range pairs {
-		fmt.Fprintf(tw, "%s\t%.0f%%\t%s\t%.2fx\t%.2fx\t%.2fx\n", r.name,
-			100*ratio(r.num, r.den, throughput), pairedSpread(r.num, r.den, throughput), ratio(r.num, r.den, cpuPerReq), ratio(r.num, r.den, p99), ratio(r.num, r.den, rssMiB))
+		fmt.Fprintf(tw, "%s\t%.0f%%\t%s\t%.2fx\t%.2fx\t%.2fx\t%.2fx\n", r.name,
+			100*ratio(r.num, r.den, throughput), pairedSpread(r.num, r.den, throughput), ratio(r.num, r.den, cpuPerReq), ratio(r.num, r.den, p99), ratio(r.num, r.den, rssMiB), ratio(r.num, r.den, fixedRSSMiB))
 	}
 	fmt.Fprintln(tw)
 
@@ -267,6 +304,16 @@ func report(tw *tabwriter.Writer, st setting, servers []server, results [][]meas
 	worst := slices.Max(values(fnRes, rssMiB))
 	check(fmt.Sprintf("peak RSS < %d MiB, every round", maxPeakRSS>>20), worst*(1<<20) < maxPeakRSS, "%.1f MiB at most", worst)
 	check("no errors", errorCount(fnRes) == 0, "%d", errorCount(fnRes))
+	for i, s := range servers {
+		if s.peer == nil {
+			continue
+		}
+		pr := ratio(fnRes, results[i], throughput)
+		check(fmt.Sprintf("throughput >= %.0fx %s's", minPeerRatio, s.name), pr >= minPeerRatio, "%.2fx (per round %s)", pr, pairedSpread(fnRes, results[i], throughput))
+		rr := ratio(fnRes, results[i], fixedRSSMiB)
+		check(fmt.Sprintf("peak RSS @ %d/s <= %s's", rate, s.name), rr <= 1, "%.1f MiB against %.1f MiB", median(fnRes, fixedRSSMiB), median(results[i], fixedRSSMiB))
+		check(s.name+" answered without errors", errorCount(results[i]) == 0, "%d", errorCount(results[i]))
+	}
 	return ok
 }
 
@@ -304,26 +351,26 @@ func sameAnswer(fn, other server, pki *load.PKI, req *fnv1.RunFunctionRequest) e
 // it to file for the canned floor, and checks that the canned floor then
 // gives the same answer: a floor that answered differently would measure
 // something else.
-func captureResponse(fn server, pki *load.PKI, req *fnv1.RunFunctionRequest, cannedBin, file string) error {
+func captureResponse(fn server, pki *load.PKI, req *fnv1.RunFunctionRequest, cannedBin, file string) (*fnv1.RunFunctionResponse, error) {
 	want, err := runOnce(fn, pki, req)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	b, err := proto.MarshalOptions{Deterministic: true}.Marshal(want)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if err := os.WriteFile(file, b, 0o600); err != nil {
-		return err
+		return nil, err
 	}
 	got, err := runOnce(server{name: "canned floor", bin: cannedBin, args: []string{"--response=" + file}}, pki, req)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if !proto.Equal(want, got) {
-		return errors.New("the canned floor's response differs from function-inferno's")
+		return nil, errors.New("the canned floor's response differs from function-inferno's")
 	}
-	return nil
+	return want, nil
 }
 
 func runOnce(s server, pki *load.PKI, req *fnv1.RunFunctionRequest) (*fnv1.RunFunctionResponse, error) {
@@ -345,7 +392,10 @@ func runOnce(s server, pki *load.PKI, req *fnv1.RunFunctionRequest) (*fnv1.RunFu
 }
 
 // measure starts a fresh process of s, so that its peak RSS is this
-// round's, warms it up, and measures it.
+// round's, and measures it: first at the fixed rate, which every server
+// is held to alike (after a second of it to warm up), so that the peak RSS
+// then is each server's at the same throughput; then saturated, for the
+// throughput and the CPU per request.
 func measure(s server, pki *load.PKI, req *fnv1.RunFunctionRequest, d time.Duration, rate, concurrency int) (measured, error) {
 	p, err := load.StartServer(s.name, s.bin, pki, s.args...)
 	if err != nil {
@@ -358,11 +408,21 @@ func measure(s server, pki *load.PKI, req *fnv1.RunFunctionRequest, d time.Durat
 	}
 	defer c.Close() //nolint:errcheck // Done with it.
 	ctx := context.Background()
-	if err := c.Call(ctx, req); err != nil {
+	rsp, err := c.Run(ctx, req)
+	if err != nil {
 		return measured{}, fmt.Errorf("%s: %w", s.name, err)
 	}
-	load.Saturate(ctx, c, req, concurrency, time.Second) // warm up
+	if s.peer != nil {
+		if err := s.peer.check(rsp); err != nil {
+			return measured{}, err
+		}
+	}
 	var m measured
+	load.FixedRate(ctx, c, req, rate, time.Second) // warm up
+	m.fixed = load.FixedRate(ctx, c, req, rate, d)
+	if m.fixedRSS, err = p.PeakRSS(); err != nil {
+		return m, err
+	}
 	cpu0, err := p.CPUTime()
 	if err != nil {
 		return m, err
@@ -373,7 +433,6 @@ func measure(s server, pki *load.PKI, req *fnv1.RunFunctionRequest, d time.Durat
 		return m, err
 	}
 	m.cpu = cpu1 - cpu0
-	m.fixed = load.FixedRate(ctx, c, req, rate, d)
 	m.rss, err = p.PeakRSS()
 	return m, err
 }
@@ -388,6 +447,9 @@ func cpuPerReq(m measured) float64 {
 func p50(m measured) float64    { return ms(m.fixed.Percentile(50)) }
 func p99(m measured) float64    { return ms(m.fixed.Percentile(99)) }
 func rssMiB(m measured) float64 { return float64(m.rss) / (1 << 20) }
+func fixedRSSMiB(m measured) float64 {
+	return float64(m.fixedRSS) / (1 << 20)
+}
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
