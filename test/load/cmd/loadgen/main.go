@@ -1,7 +1,8 @@
 // Command loadgen drives function-inferno and two floor functions over gRPC
 // with mTLS on loopback with the same request, and prints one table:
-// saturated throughput, latency percentiles at a fixed rate, and peak
-// memory, against the targets in the README. The floors are the empty
+// saturated throughput and server CPU per request, latency percentiles at
+// a fixed rate, peak memory at a low rate every server sustains and over
+// the whole run, against the targets in the README and issue 23. The floors are the empty
 // function (no answer to carry) and the canned floor (function-inferno's
 // own answer, sent back without any work); the targets are read against
 // the canned floor, which differs from function-inferno only in the work.
@@ -80,13 +81,16 @@ func (s server) with(args ...string) server {
 // measured is what one round saw of one server.
 type measured struct {
 	saturated load.Result
-	fixed     load.Result
-	rss       int64
-	// fixedRSS is the peak RSS up to the end of the fixed-rate
-	// measurement, which comes first: every server at the same
-	// throughput, which the whole run's peak, set while saturated, is
-	// not.
-	fixedRSS int64
+	fixed     load.Result // none for a peer: see measure
+	// steady is the measurement at -rss-rate, which every server
+	// sustains: the peers' latency is compared there.
+	steady load.Result
+	rss    int64
+	// steadyRSS is the peak RSS over a first measurement at -rss-rate,
+	// a rate every server sustains here: every server at the same
+	// throughput, which the whole run's peak, set while saturated (or,
+	// for a server slower than -rate, while its queue grew), is not.
+	steadyRSS int64
 	// cpu is the server's CPU time over the saturated measurement: per
 	// request it is the work the server does, which other load on the
 	// machine slows but hardly changes.
@@ -95,10 +99,12 @@ type measured struct {
 
 // FirstError returns the first error either measurement saw.
 func (m measured) FirstError() error {
-	if m.saturated.FirstError != nil {
-		return m.saturated.FirstError
+	for _, r := range []load.Result{m.steady, m.fixed, m.saturated} {
+		if r.FirstError != nil {
+			return r.FirstError
+		}
 	}
-	return m.fixed.FirstError
+	return nil
 }
 
 // compareFlag is -compare name=binary, repeated: other builds of
@@ -150,6 +156,7 @@ func main() {
 	rounds := flag.Int("rounds", 5, "Interleaved rounds of the servers.")
 	duration := flag.Duration("duration", 5*time.Second, "How long each measurement runs (two per server per round).")
 	rate := flag.Int("rate", 300, "Requests per second of the fixed-rate measurement.")
+	rssRate := flag.Int("rss-rate", 50, "Requests per second of the first measurement, whose peak RSS is compared: a rate every server (the peers too) sustains.")
 	concurrency := flag.Int("concurrency", 8, "Workers of the saturation measurement.")
 	bench := flag.String("bench", "", "A file of `go test -bench -benchmem` output to include.")
 	fnArgs := flag.String("function-args", "", "Extra flags for function-inferno, space separated.")
@@ -210,7 +217,7 @@ func main() {
 				if s.peer == nil {
 					s = s.with(st.args...)
 				}
-				m, err := measure(s, pki, s.request(req), *duration, *rate, *concurrency)
+				m, err := measure(s, pki, s.request(req), *duration, *rssRate, *rate, *concurrency)
 				exitOn(err)
 				results[si][i] = append(results[si][i], m)
 			}
@@ -222,7 +229,7 @@ func main() {
 		*stage, *rounds, *duration, *concurrency, *rate)
 	ok := true
 	for si, st := range settings {
-		ok = report(tw, st, servers, results[si], *rate) && ok
+		ok = report(tw, st, servers, results[si], *rate, *rssRate) && ok
 	}
 	if *bench != "" {
 		rows, err := benchRows(*bench)
@@ -260,37 +267,46 @@ func main() {
 // says whether every target was met. results are in servers' order:
 // the empty floor, function-inferno, the canned floor, then -compare's
 // and -peer's.
-func report(tw *tabwriter.Writer, st setting, servers []server, results [][]measured, rate int) bool {
+func report(tw *tabwriter.Writer, st setting, servers []server, results [][]measured, rate, rssRate int) bool {
 	floor, fnRes, cannedRes := results[0], results[1], results[2]
 	fmt.Fprintf(tw, "\n%s\n", st.name)
-	fmt.Fprintln(tw, "server\tsaturated req/s\tserver CPU/req\tp50 @ fixed rate\tp99 @ fixed rate\tpeak RSS\tpeak RSS @ fixed rate\terrors")
+	fmt.Fprintf(tw, "server\tsaturated req/s\tserver CPU/req\tp50 @ %d/s\tp99 @ %d/s\tp99 @ %d/s\tpeak RSS\tpeak RSS @ %d/s\terrors\n", rate, rate, rssRate, rssRate)
 	for i, s := range servers {
 		rs := results[i]
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\n", s.name,
-			spread(rs, throughput, "%.0f"), spread(rs, cpuPerReq, "%.0f µs"), spread(rs, p50, "%.2f ms"), spread(rs, p99, "%.2f ms"), spread(rs, rssMiB, "%.1f MiB"), spread(rs, fixedRSSMiB, "%.1f MiB"), errorCount(rs))
+		p50s, p99s := spread(rs, p50, "%.2f ms"), spread(rs, p99, "%.2f ms")
+		if s.peer != nil {
+			p50s, p99s = "—", "—"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\n", s.name,
+			spread(rs, throughput, "%.0f"), spread(rs, cpuPerReq, "%.0f µs"), p50s, p99s, spread(rs, steadyP99, "%.2f ms"), spread(rs, rssMiB, "%.1f MiB"), spread(rs, steadyRSSMiB, "%.1f MiB"), errorCount(rs))
 	}
 	fmt.Fprintln(tw)
 
 	type pair struct {
 		name     string
 		num, den []measured
+		peer     bool // one of the two has no measurement at the fixed rate
 	}
 	pairs := []pair{
-		{"function / canned floor", fnRes, cannedRes},
-		{"function / empty floor", fnRes, floor},
-		{"canned floor / empty floor", cannedRes, floor},
+		{"function / canned floor", fnRes, cannedRes, false},
+		{"function / empty floor", fnRes, floor, false},
+		{"canned floor / empty floor", cannedRes, floor, false},
 	}
 	for i, s := range servers[3:] {
 		pairs = append(pairs,
-			pair{s.name + " / canned floor", results[3+i], cannedRes},
-			pair{"function / " + s.name, fnRes, results[3+i]})
+			pair{s.name + " / canned floor", results[3+i], cannedRes, s.peer != nil},
+			pair{"function / " + s.name, fnRes, results[3+i], s.peer != nil})
 	}
 	// Paired: each round's ratio, the two measured minutes apart at
 	// most, so that a slow drift in the machine's other load cancels.
-	fmt.Fprintln(tw, "ratio of medians\tsaturated req/s\tsame, per round\tserver CPU/req\tp99 @ fixed rate\tpeak RSS\tpeak RSS @ fixed rate")
+	fmt.Fprintf(tw, "ratio of medians\tsaturated req/s\tsame, per round\tserver CPU/req\tp99 @ %d/s\tp99 @ %d/s\tpeak RSS\tpeak RSS @ %d/s\n", rate, rssRate, rssRate)
 	for _, r := range pairs {
-		fmt.Fprintf(tw, "%s\t%.0f%%\t%s\t%.2fx\t%.2fx\t%.2fx\t%.2fx\n", r.name,
-			100*ratio(r.num, r.den, throughput), pairedSpread(r.num, r.den, throughput), ratio(r.num, r.den, cpuPerReq), ratio(r.num, r.den, p99), ratio(r.num, r.den, rssMiB), ratio(r.num, r.den, fixedRSSMiB))
+		p99r := fmt.Sprintf("%.2fx", ratio(r.num, r.den, p99))
+		if r.peer {
+			p99r = "—"
+		}
+		fmt.Fprintf(tw, "%s\t%.0f%%\t%s\t%.2fx\t%s\t%.2fx\t%.2fx\t%.2fx\n", r.name,
+			100*ratio(r.num, r.den, throughput), pairedSpread(r.num, r.den, throughput), ratio(r.num, r.den, cpuPerReq), p99r, ratio(r.num, r.den, steadyP99), ratio(r.num, r.den, rssMiB), ratio(r.num, r.den, steadyRSSMiB))
 	}
 	fmt.Fprintln(tw)
 
@@ -310,8 +326,8 @@ func report(tw *tabwriter.Writer, st setting, servers []server, results [][]meas
 		}
 		pr := ratio(fnRes, results[i], throughput)
 		check(fmt.Sprintf("throughput >= %.0fx %s's", minPeerRatio, s.name), pr >= minPeerRatio, "%.2fx (per round %s)", pr, pairedSpread(fnRes, results[i], throughput))
-		rr := ratio(fnRes, results[i], fixedRSSMiB)
-		check(fmt.Sprintf("peak RSS @ %d/s <= %s's", rate, s.name), rr <= 1, "%.1f MiB against %.1f MiB", median(fnRes, fixedRSSMiB), median(results[i], fixedRSSMiB))
+		rr := ratio(fnRes, results[i], steadyRSSMiB)
+		check(fmt.Sprintf("peak RSS @ %d/s <= %s's", rssRate, s.name), rr <= 1, "%.1f MiB against %.1f MiB", median(fnRes, steadyRSSMiB), median(results[i], steadyRSSMiB))
 		check(s.name+" answered without errors", errorCount(results[i]) == 0, "%d", errorCount(results[i]))
 	}
 	return ok
@@ -392,11 +408,11 @@ func runOnce(s server, pki *load.PKI, req *fnv1.RunFunctionRequest) (*fnv1.RunFu
 }
 
 // measure starts a fresh process of s, so that its peak RSS is this
-// round's, and measures it: first at the fixed rate, which every server
-// is held to alike (after a second of it to warm up), so that the peak RSS
-// then is each server's at the same throughput; then saturated, for the
+// round's, and measures it: first at rssRate, which every server sustains
+// (after a second of it to warm up), for the peak RSS at the same
+// throughput; then at the fixed rate for latency; then saturated, for the
 // throughput and the CPU per request.
-func measure(s server, pki *load.PKI, req *fnv1.RunFunctionRequest, d time.Duration, rate, concurrency int) (measured, error) {
+func measure(s server, pki *load.PKI, req *fnv1.RunFunctionRequest, d time.Duration, rssRate, rate, concurrency int) (measured, error) {
 	p, err := load.StartServer(s.name, s.bin, pki, s.args...)
 	if err != nil {
 		return measured{}, err
@@ -418,10 +434,15 @@ func measure(s server, pki *load.PKI, req *fnv1.RunFunctionRequest, d time.Durat
 		}
 	}
 	var m measured
-	load.FixedRate(ctx, c, req, rate, time.Second) // warm up
-	m.fixed = load.FixedRate(ctx, c, req, rate, d)
-	if m.fixedRSS, err = p.PeakRSS(); err != nil {
+	load.FixedRate(ctx, c, req, rssRate, time.Second) // warm up
+	m.steady = load.FixedRate(ctx, c, req, rssRate, d)
+	if m.steadyRSS, err = p.PeakRSS(); err != nil {
 		return m, err
+	}
+	// A peer is slower than the fixed rate here: its queue would only
+	// grow, and with it its memory and the time the rounds take.
+	if s.peer == nil {
+		m.fixed = load.FixedRate(ctx, c, req, rate, d)
 	}
 	cpu0, err := p.CPUTime()
 	if err != nil {
@@ -444,11 +465,14 @@ func throughput(m measured) float64 { return m.saturated.Throughput() }
 func cpuPerReq(m measured) float64 {
 	return float64(m.cpu.Microseconds()) / float64(max(m.saturated.Requests, 1))
 }
-func p50(m measured) float64    { return ms(m.fixed.Percentile(50)) }
-func p99(m measured) float64    { return ms(m.fixed.Percentile(99)) }
+func p50(m measured) float64 { return ms(m.fixed.Percentile(50)) }
+func p99(m measured) float64 { return ms(m.fixed.Percentile(99)) }
+func steadyP99(m measured) float64 {
+	return ms(m.steady.Percentile(99))
+}
 func rssMiB(m measured) float64 { return float64(m.rss) / (1 << 20) }
-func fixedRSSMiB(m measured) float64 {
-	return float64(m.fixedRSS) / (1 << 20)
+func steadyRSSMiB(m measured) float64 {
+	return float64(m.steadyRSS) / (1 << 20)
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
@@ -496,7 +520,7 @@ func pairedSpread(num, den []measured, f metric) string {
 func errorCount(rs []measured) int {
 	n := 0
 	for _, m := range rs {
-		n += m.saturated.Errors + m.fixed.Errors
+		n += m.steady.Errors + m.fixed.Errors + m.saturated.Errors
 	}
 	return n
 }
