@@ -2,8 +2,8 @@
 // with mTLS on loopback with the same request, and prints one table:
 // saturated throughput and server CPU per request, latency percentiles at
 // a fixed rate, peak memory at a low rate every server sustains and over
-// the whole run, against the targets in the README and issue 23. The floors are the empty
-// function (no answer to carry) and the canned floor (function-inferno's
+// the whole run, against the targets of issue 23. The floors are the
+// empty function (no answer to carry) and the canned floor (function-inferno's
 // own answer, sent back without any work); the targets are read against
 // the canned floor, which differs from function-inferno only in the work.
 //
@@ -16,8 +16,9 @@
 // bench-codec`: the standard path in the decoder's place), -peer adds other
 // projects' functions (function-go-templating and
 // function-patch-and-transform, each given a Composition input that makes
-// the same desired objects from the same request), -memory-limits runs
-// every server at each of several soft memory limits in the same rounds. With -bench it adds the in-process benchmark figures from `go
+// the same desired objects from the serving-stage request), -memory-limits
+// runs every server at each of several soft memory limits in the same
+// rounds. With -bench it adds the in-process benchmark figures from `go
 // test -bench` output. `make bench` runs it.
 package main
 
@@ -97,7 +98,7 @@ type measured struct {
 	cpu time.Duration
 }
 
-// FirstError returns the first error either measurement saw.
+// FirstError returns the first error any of the measurements saw.
 func (m measured) FirstError() error {
 	for _, r := range []load.Result{m.steady, m.fixed, m.saturated} {
 		if r.FirstError != nil {
@@ -154,7 +155,7 @@ func main() {
 	cannedBin := flag.String("canned-floor", "bin/inferno-canned-floor", "The canned-response function binary.")
 	stage := flag.String("stage", "serving", "Observed resources of examples/xr.yaml to send: fresh, pulling, starting, serving, degraded.")
 	rounds := flag.Int("rounds", 5, "Interleaved rounds of the servers.")
-	duration := flag.Duration("duration", 5*time.Second, "How long each measurement runs (two per server per round).")
+	duration := flag.Duration("duration", 5*time.Second, "How long each measurement runs (three per server per round: at -rss-rate, at -rate, saturated; a peer skips -rate).")
 	rate := flag.Int("rate", 300, "Requests per second of the fixed-rate measurement.")
 	rssRate := flag.Int("rss-rate", 50, "Requests per second of the first measurement, whose peak RSS is compared: a rate every server (the peers too) sustains.")
 	concurrency := flag.Int("concurrency", 8, "Workers of the saturation measurement.")
