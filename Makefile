@@ -107,14 +107,33 @@ images: ## Write the fake model server's image as a tarball (no Docker) to bin/i
 		-tag=$(FAKE_SERVER_IMAGE) -out=$(abspath $(BIN)/images/fake-model-server.tar)
 	@echo "wrote $(BIN)/images/fake-model-server.tar ($(FAKE_SERVER_IMAGE)); publish with: cd test/e2e && go run github.com/google/go-containerregistry/cmd/crane push $(abspath $(BIN)/images/fake-model-server.tar) <registry>/fake-model-server:<tag>"
 
+# The peers `make bench` measures function-inferno against, name=module@version:
+# other projects' functions, each given a Composition input in
+# test/load/peers/<name>.yaml that makes the same desired objects from the
+# same request. Each is built once, with `go install` at its pinned version
+# (the module's own go.sum pins the rest), into bin/peers/<name>-<version>.
+# A peer that cannot be built is left out of the rounds, with a note; a
+# binary put at that path by other means is used as it is.
+PEERS ?= function-go-templating=github.com/crossplane-contrib/function-go-templating@v0.12.2 \
+	function-patch-and-transform=github.com/crossplane-contrib/function-patch-and-transform@v0.10.8
+
 .PHONY: bench
-bench: $(FUNCTION) ## Benchmark RunFunction and the codec in-process, then load the gRPC server against the empty and the canned-response floors (BENCH_FLAGS= for loadgen, e.g. -rounds=7).
-	@mkdir -p $(BIN)
+bench: $(FUNCTION) ## Benchmark RunFunction and the codec in-process, then load the gRPC server against the empty and the canned-response floors and the peers (PEERS=) (BENCH_FLAGS= for loadgen, e.g. -rounds=7).
+	@mkdir -p $(BIN)/peers
 	CGO_ENABLED=0 go build -trimpath -o $(BIN)/inferno-floor ./test/load/floor
 	CGO_ENABLED=0 go build -trimpath -o $(BIN)/inferno-canned-floor ./test/load/cannedfloor
 	@# GOGC=400 is what the server runs with (main.go --gc-percent).
 	GOGC=400 go test ./fn ./internal/structcodec -run '^$$' -bench 'BenchmarkRunFunction|BenchmarkWire|BenchmarkDecode' -benchmem -count 1 | tee $(BIN)/bench.txt
-	go run ./test/load/cmd/loadgen -function=$(FUNCTION) -floor=$(BIN)/inferno-floor -canned-floor=$(BIN)/inferno-canned-floor -bench=$(BIN)/bench.txt $(BENCH_FLAGS)
+	@peers=(); for p in $(PEERS); do \
+	  name=$${p%%=*}; mod=$${p#*=}; bin=$(BIN)/peers/$$name-$${mod##*@}; \
+	  if [ ! -x $$bin ]; then \
+	    echo "building peer $$mod into $$bin"; \
+	    GOBIN=$(abspath $(BIN)/peers/.build) CGO_ENABLED=0 go install -trimpath $$mod && mv $(BIN)/peers/.build/$$name $$bin \
+	      || echo "peer $$name left out: cannot build $$mod"; \
+	  fi; \
+	  if [ -x $$bin ]; then peers+=("-peer=$$name=$$bin"); fi; \
+	done; \
+	set -x; go run ./test/load/cmd/loadgen -function=$(FUNCTION) -floor=$(BIN)/inferno-floor -canned-floor=$(BIN)/inferno-canned-floor -bench=$(BIN)/bench.txt "$${peers[@]}" $(BENCH_FLAGS)
 
 # The decoder's worth: function-inferno built with the standard path
 # (structpb.AsMap and the apimachinery converter) in internal/structcodec's

@@ -30,16 +30,17 @@ type CLI struct {
 	// live heap of a few MiB: with Go's default GOGC=100 the collector would
 	// run every few dozen calls. A higher GC percentage under a soft memory
 	// limit trades a little memory, capped, for far less collection.
-	// The limit is 32 MiB, chosen by `make bench
-	// BENCH_FLAGS=-memory-limits=16,32,64,0` (docs/performance.md): at 16 MiB
-	// the collector ran near the limit all the time and took a third more
-	// CPU per request (1.26 ms against 0.92 ms at saturation); at 32 MiB the
-	// CPU per request is that of no limit at all, while the peak RSS stays
-	// near 53 MiB, under the 64 MiB target, which 64 MiB and no limit
-	// (peaks of 61–70 MiB) do not keep.
+	// The limit is 24 MiB, chosen by `make bench
+	// BENCH_FLAGS=-memory-limits=…` (docs/performance.md): at 16 MiB the
+	// collector runs near the limit all the time and takes a third more CPU
+	// per request; at 24 MiB the CPU per request is that of 32 MiB (which
+	// is that of no limit) within the machine's noise, while the peak RSS
+	// falls from 54 to 46 MiB, and at 50 requests a second from 49 to 43
+	// MiB, the empty function's own under the same settings; 64 MiB and no
+	// limit peak at 61–70 MiB, over the 64 MiB target.
 	// The environment variables GOGC and GOMEMLIMIT, when set, win.
 	GCPercent      int   `help:"Garbage collection target percentage, unless GOGC is set." default:"400"`
-	MemoryLimitMiB int64 `name:"memory-limit-mib" help:"Soft memory limit in MiB, unless GOMEMLIMIT is set; the collector works harder near it. 0 sets none." default:"32"`
+	MemoryLimitMiB int64 `name:"memory-limit-mib" help:"Soft memory limit in MiB, unless GOMEMLIMIT is set; the collector works harder near it. 0 sets none." default:"24"`
 }
 
 // Run serves the function until the server fails.

@@ -230,12 +230,22 @@ func decodeValue(src *structpb.Value, dst reflect.Value, ct *codecType, path *fi
 			keys = append(keys, k)
 		}
 		sort.Strings(keys)
+		// One key and one value for the whole map: SetMapIndex copies
+		// both into the map, so each entry is decoded into the zeroed
+		// value in turn rather than into a new one.
+		ev := reflect.New(dst.Type().Elem()).Elem()
+		kv := reflect.New(dst.Type().Key()).Elem()
 		for _, k := range keys {
-			ev := reflect.New(dst.Type().Elem()).Elem()
+			ev.SetZero()
 			if err := decodeValue(obj.GetFields()[k], ev, ct.elem, &fieldPath{parent: path, name: k, index: -1}); err != nil {
 				return err
 			}
-			m.SetMapIndex(reflect.ValueOf(k).Convert(dst.Type().Key()), ev)
+			if kv.Kind() == reflect.String {
+				kv.SetString(k)
+			} else {
+				kv = reflect.ValueOf(k).Convert(dst.Type().Key())
+			}
+			m.SetMapIndex(kv, ev)
 		}
 		dst.Set(m)
 		return nil

@@ -49,7 +49,7 @@ type cli struct {
 	Insecure       bool   `help:"Run without mTLS credentials."`
 	Response       string `required:"" type:"existingfile" help:"File holding the RunFunctionResponse to send, in protobuf's binary encoding."`
 	GCPercent      int    `help:"Garbage collection target percentage, unless GOGC is set; function-inferno's default." default:"400"`
-	MemoryLimitMiB int64  `name:"memory-limit-mib" help:"Soft memory limit in MiB, unless GOMEMLIMIT is set; function-inferno's default (main.go). 0 sets none." default:"32"`
+	MemoryLimitMiB int64  `name:"memory-limit-mib" help:"Soft memory limit in MiB, unless GOMEMLIMIT is set; function-inferno's default (main.go). 0 sets none." default:"24"`
 }
 
 func (c *cli) Run() error {

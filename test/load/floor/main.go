@@ -30,7 +30,7 @@ type cli struct {
 	TLSCertsDir    string `help:"Directory with tls.crt, tls.key and ca.crt." env:"TLS_SERVER_CERTS_DIR"`
 	Insecure       bool   `help:"Run without mTLS credentials."`
 	GCPercent      int    `help:"Garbage collection target percentage, unless GOGC is set; function-inferno's default." default:"400"`
-	MemoryLimitMiB int64  `name:"memory-limit-mib" help:"Soft memory limit in MiB, unless GOMEMLIMIT is set; function-inferno's default (main.go). 0 sets none." default:"32"`
+	MemoryLimitMiB int64  `name:"memory-limit-mib" help:"Soft memory limit in MiB, unless GOMEMLIMIT is set; function-inferno's default (main.go). 0 sets none." default:"24"`
 }
 
 func (c *cli) Run() error {
