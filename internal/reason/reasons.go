@@ -399,8 +399,32 @@ const (
 // Condition is one status condition the function reports. Build it with
 // reason.condition, which gives it the reason's type and status.
 type Condition struct {
-	Type    string
-	Status  bool
-	Reason  Reason
+	Type   string
+	Status bool
+	Reason Reason
+	// Message is the condition's message: it says what the reason means
+	// for this claim, without the figures of the moment.
 	Message string
+	// Detail, when set, is Message with the figures of the moment (servers
+	// ready, bytes pulled), for status.message. Crossplane writes the
+	// function's status fields and its conditions in two writes of the
+	// composite: figures kept out of the condition make a change of a
+	// figure alone one write, and two watch events against Crossplane's
+	// circuit breaker, instead of two writes and four.
+	Detail string
+}
+
+// Text is what the condition says with its figures: Detail when set,
+// else Message.
+func (c Condition) Text() string {
+	if c.Detail != "" {
+		return c.Detail
+	}
+	return c.Message
+}
+
+// WithDetail is c with its figures of the moment (see Detail).
+func (c Condition) WithDetail(detail string) Condition {
+	c.Detail = detail
+	return c
 }
