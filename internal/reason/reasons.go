@@ -95,7 +95,7 @@ var Docs = [NumReasons]doc{
 	},
 	Pulling: {
 		Name: "Pulling", Type: ConditionWeightsReady, Status: false,
-		Means: "The pull Job runs. A volume of a `WaitForFirstConsumer` class stays `Pending` until the Job's pod starts; nothing waits for it. Phase `Pulling`. With `input.pullProgress` the message ends with the pull pod's last report (`3.1 of 15.0 GiB (20%), 120.0 MiB/s, ETA 2m (reported <time>)`, also in `status.pulls`), or `no progress report yet`.",
+		Means: "The pull Job runs. A volume of a `WaitForFirstConsumer` class stays `Pending` until the Job's pod starts; nothing waits for it. Phase `Pulling`. With `input.pullProgress`, `status.message` ends with the pull pod's last report (`3.1 of 15.0 GiB (20%), 120.0 MiB/s, ETA 2m (reported <time>)`, also in `status.pulls`), or `no progress report yet`; the condition's message leaves the figures out.",
 		Do:    "Wait: big models take minutes. Follow it with `kubectl -n <ns> logs -f job/<name>-pull-<hash>`. If the pod is `Pending`, `kubectl describe pod` says why (no node with the storage class, quota). A report whose time stops moving is one that stopped coming: the pod's log says `progress: cannot report` with curl's reason (the API server unreachable from the pod, or `apis/rbac.yaml` missing so Crossplane could not create its Role); the download goes on regardless (docs/progress.md).",
 	},
 	PullFailed: {
