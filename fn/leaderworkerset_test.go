@@ -228,12 +228,14 @@ func TestLeaderWorkerSetStatus(t *testing.T) {
 			if n, ok := st["readyReplicas"].(float64); ok {
 				got.ReadyGroups = int64(n)
 			}
+			// The counts are in status.message, not in the condition
+			// (reason.Condition.Detail).
+			if msg, _ := st["message"].(string); !strings.Contains(msg, want.MessageHas) {
+				got.MessageHas = msg
+			}
 			for _, c := range rsp.GetConditions() {
 				if c.GetType() == reason.ConditionServerReady {
 					got.Reason = c.GetReason()
-					if !strings.Contains(c.GetMessage(), want.MessageHas) {
-						got.MessageHas = c.GetMessage()
-					}
 				}
 			}
 			if diff := cmp.Diff(want, got); diff != "" {

@@ -473,8 +473,11 @@ func TestMakeBeforeBreakAddCanary(t *testing.T) {
 	if d := desiredObject[appsv1.Deployment](t, last.rsp, render.ResourceDeployment); *d.Spec.Replicas != 4 {
 		t.Errorf("the primary is asked for %d servers, want 4 kept", *d.Spec.Replicas)
 	}
-	if msg := conditionMessage(last.rsp, reason.ConditionTrafficSplit); !strings.Contains(msg, "Deployment llama (version 1) keeps 4 servers, its share being 3 until Deployment llama-2 has 0 of 1 servers ready") {
+	if msg := conditionMessage(last.rsp, reason.ConditionTrafficSplit); !strings.Contains(msg, "Deployment llama (version 1) keeps its servers beyond its share until Deployment llama-2 has its share of servers ready") {
 		t.Errorf("TrafficSplit message %q does not say the primary is held", msg)
+	}
+	if msg, _ := statusOf(last.rsp)["message"].(string); !strings.Contains(msg, "Deployment llama (version 1) keeps 4 servers, its share being 3 until Deployment llama-2 has 0 of 1 servers ready") {
+		t.Errorf("status.message %q does not count the servers held", msg)
 	}
 	// The split reports the shares, which add up to replicas.min.
 	list, _ := statusOf(last.rsp)["traffic"].([]any)

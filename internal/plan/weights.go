@@ -218,11 +218,15 @@ func (p *PulledWeights) Condition() reason.Condition {
 		}
 		return reason.PullFailed.Condition(fmt.Sprintf("pull Job %s failed (%s); read its logs with: kubectl logs -n %s job/%s", job, p.detail, s.Namespace, job))
 	case render.JobRunning:
-		msg := fmt.Sprintf("pull Job %s is downloading %s into volume %s", job, m.URI, vol) + p.progressMessage()
+		msg := fmt.Sprintf("pull Job %s is downloading %s into volume %s", job, m.URI, vol)
+		detail := msg + p.progressMessage()
 		if p.pvc != nil && !render.PVCBound(p.pvc) {
-			msg += fmt.Sprintf("; the volume is %s (volumes of WaitForFirstConsumer classes bind when the Job's pod starts)", p.pvc.Status.Phase)
+			pending := fmt.Sprintf("; the volume is %s (volumes of WaitForFirstConsumer classes bind when the Job's pod starts)", p.pvc.Status.Phase)
+			msg, detail = msg+pending, detail+pending
 		}
-		return reason.Pulling.Condition(msg)
+		// The progress goes into status.message and status.pulls, not
+		// into the condition: a report is then one write of the composite.
+		return reason.Pulling.Condition(msg).WithDetail(detail)
 	default:
 		return reason.PullPending.Condition(fmt.Sprintf("creating volume %s and pull Job %s for %s", vol, job, m.URI))
 	}

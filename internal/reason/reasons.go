@@ -95,7 +95,7 @@ var Docs = [NumReasons]doc{
 	},
 	Pulling: {
 		Name: "Pulling", Type: ConditionWeightsReady, Status: false,
-		Means: "The pull Job runs. A volume of a `WaitForFirstConsumer` class stays `Pending` until the Job's pod starts; nothing waits for it. Phase `Pulling`. With `input.pullProgress` the message ends with the pull pod's last report (`3.1 of 15.0 GiB (20%), 120.0 MiB/s, ETA 2m (reported <time>)`, also in `status.pulls`), or `no progress report yet`.",
+		Means: "The pull Job runs. A volume of a `WaitForFirstConsumer` class stays `Pending` until the Job's pod starts; nothing waits for it. Phase `Pulling`. With `input.pullProgress`, `status.message` ends with the pull pod's last report (`3.1 of 15.0 GiB (20%), 120.0 MiB/s, ETA 2m (reported <time>)`, also in `status.pulls`), or `no progress report yet`; the condition's message leaves the figures out.",
 		Do:    "Wait: big models take minutes. Follow it with `kubectl -n <ns> logs -f job/<name>-pull-<hash>`. If the pod is `Pending`, `kubectl describe pod` says why (no node with the storage class, quota). A report whose time stops moving is one that stopped coming: the pod's log says `progress: cannot report` with curl's reason (the API server unreachable from the pod, or `apis/rbac.yaml` missing so Crossplane could not create its Role); the download goes on regardless (docs/progress.md).",
 	},
 	PullFailed: {
@@ -399,8 +399,32 @@ const (
 // Condition is one status condition the function reports. Build it with
 // reason.condition, which gives it the reason's type and status.
 type Condition struct {
-	Type    string
-	Status  bool
-	Reason  Reason
+	Type   string
+	Status bool
+	Reason Reason
+	// Message is the condition's message: it says what the reason means
+	// for this claim, without the figures of the moment.
 	Message string
+	// Detail, when set, is Message with the figures of the moment (servers
+	// ready, bytes pulled), for status.message. Crossplane writes the
+	// function's status fields and its conditions in two writes of the
+	// composite: figures kept out of the condition make a change of a
+	// figure alone one write, and two watch events against Crossplane's
+	// circuit breaker, instead of two writes and four.
+	Detail string
+}
+
+// Text is what the condition says with its figures: Detail when set,
+// else Message.
+func (c Condition) Text() string {
+	if c.Detail != "" {
+		return c.Detail
+	}
+	return c.Message
+}
+
+// WithDetail is c with its figures of the moment (see Detail).
+func (c Condition) WithDetail(detail string) Condition {
+	c.Detail = detail
+	return c
 }

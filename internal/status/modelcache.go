@@ -19,13 +19,15 @@ import (
 func OfCache(c *plan.Cache) (v1alpha1.ModelCacheStatus, reason.Condition) {
 	s, pulls := c.Spec, c.Pulls
 	st := v1alpha1.ModelCacheStatus{PVCName: render.PVCName(s), URI: s.Model.URI}
-	var failed, waiting []string
+	// failed and waiting are each revision's text for status.message,
+	// said the text without the figures of the moment, for the condition.
+	var failed, waiting, said []string
 	running, creds := false, false
 	why := render.PullFailedOther // of the first failed revision
 	for _, p := range pulls {
 		r := v1alpha1.CachedRevision{Revision: p.Model.Revision, Path: render.CacheDir(p.Model)}
 		w := p.Condition()
-		r.Message = w.Message
+		r.Message = w.Text()
 		switch p.State() {
 		case render.JobComplete:
 			r.Phase = v1alpha1.CacheReady
@@ -34,14 +36,14 @@ func OfCache(c *plan.Cache) (v1alpha1.ModelCacheStatus, reason.Condition) {
 			if len(failed) == 0 {
 				why = p.Failure
 			}
-			failed = append(failed, w.Message)
+			failed = append(failed, w.Text())
 		case render.JobRunning:
 			r.Phase = v1alpha1.CachePulling
 			running = true
-			waiting = append(waiting, w.Message)
+			waiting, said = append(waiting, w.Text()), append(said, w.Message)
 		default:
 			r.Phase = v1alpha1.CachePending
-			waiting = append(waiting, w.Message)
+			waiting, said = append(waiting, w.Text()), append(said, w.Message)
 			creds = creds || w.Reason == reason.CredentialsMissing
 		}
 		st.Revisions = append(st.Revisions, r)
@@ -63,7 +65,7 @@ func OfCache(c *plan.Cache) (v1alpha1.ModelCacheStatus, reason.Condition) {
 		return st, reason.Pulled.Condition(st.Message)
 	case running:
 		st.Phase, st.Message = v1alpha1.CachePulling, strings.Join(waiting, "; ")
-		return st, reason.Pulling.Condition(st.Message)
+		return st, reason.Pulling.Condition(strings.Join(said, "; ")).WithDetail(st.Message)
 	case creds:
 		st.Phase, st.Message = v1alpha1.CachePending, strings.Join(waiting, "; ")
 		return st, reason.CredentialsMissing.Condition(st.Message)

@@ -22,7 +22,10 @@ type Report struct {
 type versionReport struct {
 	Weights, Server reason.Condition
 	Phase           v1alpha1.Phase
-	Message         string
+	// Message says why, with the figures of the moment (status.message);
+	// Stable says it without them, for a condition's message (see
+	// reason.Condition.Detail).
+	Message, Stable string
 }
 
 // Of explains where the service is, in a phase, a message and one
@@ -74,17 +77,17 @@ func Of(p *plan.Plan) Report {
 	case s.Split:
 		splitStatus(p, versions, &r)
 	case p.Route != nil && !p.Route.Pool || p.KeepsDepartingServers():
-		c := trafficCondition(p, nil, nil, &r)
+		c := trafficCondition(p, nil, nil, nil, &r)
 		r.Conditions = append(r.Conditions, c)
 		if r.Status.Phase == v1alpha1.PhaseServing {
-			r.Status.Message += "; " + c.Message
+			r.Status.Message += "; " + c.Text()
 		}
 	}
 	if s.Pool != nil {
 		c := poolCondition(p, &r)
 		r.Conditions = append(r.Conditions, c)
 		if r.Status.Phase == v1alpha1.PhaseServing {
-			r.Status.Message += "; " + c.Message
+			r.Status.Message += "; " + c.Text()
 		}
 	}
 	if p.Route != nil {

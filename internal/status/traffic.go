@@ -29,7 +29,10 @@ func splitStatus(p *plan.Plan, versions []versionReport, r *Report) {
 	}
 	r.Status.Phase, r.Status.Message = versions[lead].Phase, versions[lead].Message
 
-	var waiting, failed []string
+	// failed and waiting go into the TrafficSplit condition, failedText
+	// and waitingText (with the phases and figures of the moment) into
+	// status.message.
+	var waiting, waitingText, failed, failedText []string
 	for i := range p.Versions {
 		vp, vr := &p.Versions[i], versions[i]
 		v := vp.Version
@@ -50,46 +53,49 @@ func splitStatus(p *plan.Plan, versions []versionReport, r *Report) {
 		switch vr.Phase {
 		case v1alpha1.PhaseServing, v1alpha1.PhaseStandby:
 		case v1alpha1.PhaseFailed, v1alpha1.PhaseDegraded:
-			failed = append(failed, fmt.Sprintf("version %s is %s: %s", v.Model.Version, vr.Phase, vr.Message))
+			failed = append(failed, fmt.Sprintf("version %s is %s: %s", v.Model.Version, vr.Phase, vr.Stable))
+			failedText = append(failedText, fmt.Sprintf("version %s is %s: %s", v.Model.Version, vr.Phase, vr.Message))
 		default:
-			waiting = append(waiting, fmt.Sprintf("version %s is %s", v.Model.Version, vr.Phase))
+			waiting = append(waiting, fmt.Sprintf("version %s does not serve yet", v.Model.Version))
+			waitingText = append(waitingText, fmt.Sprintf("version %s is %s", v.Model.Version, vr.Phase))
 		}
 	}
 	if r.Status.Phase == v1alpha1.PhaseServing && len(failed) > 0 {
 		r.Status.Phase = v1alpha1.PhaseDegraded
-		r.Status.Message = strings.Join(failed, "; ")
+		r.Status.Message = strings.Join(failedText, "; ")
 	}
 
-	split := trafficCondition(p, failed, waiting, r)
+	split := trafficCondition(p, failed, waiting, waitingText, r)
 	r.Conditions = append(r.Conditions, split)
 	if r.Status.Phase == v1alpha1.PhaseServing {
-		r.Status.Message += "; " + split.Message
+		r.Status.Message += "; " + split.Text()
 	}
 }
 
 // trafficCondition is the TrafficSplit condition: of a split, or of a
 // claim whose route or departing versions' servers remain. failed and
 // waiting describe the versions that failed and those not serving yet.
-func trafficCondition(p *plan.Plan, failed, waiting []string, r *Report) reason.Condition {
+func trafficCondition(p *plan.Plan, failed, waiting, waitingText []string, r *Report) reason.Condition {
 	s := p.Spec
 	var rt *render.RouteState
 	if p.Route != nil && !p.Route.Pool {
 		rt = &p.Route.State
 	}
-	hold := holdMessage(p)
+	hold, holdDetail := holdMessage(p)
 	switch {
 	case p.Route != nil && p.Route.Held:
 		return reason.RouteHeld.Condition(fmt.Sprintf("no version has a ready server; HTTPRoute %s keeps its last weights (%s) until one has", s.Name, render.DescribeBackends(p.Route.Backends)))
 	case len(failed) > 0:
 		return reason.VersionFailed.Condition(strings.Join(failed, "; "))
 	case len(waiting) > 0:
-		msg := strings.Join(waiting, "; ") + "; requests go to the versions that serve"
+		const rest = "; requests go to the versions that serve"
+		msg, detail := strings.Join(waiting, "; ")+rest, strings.Join(waitingText, "; ")+rest
 		if hold != "" {
-			msg += "; " + hold
+			msg, detail = msg+"; "+hold, detail+"; "+holdDetail
 		}
-		return reason.VersionsNotReady.Condition(msg)
+		return reason.VersionsNotReady.Condition(msg).WithDetail(detail)
 	case hold != "":
-		return reason.Shifting.Condition(hold)
+		return reason.Shifting.Condition(hold).WithDetail(holdDetail)
 	case rt != nil && rt.Rejected:
 		return reason.RouteNotAccepted.Condition(rt.Message)
 	case rt != nil && !rt.Reported:
@@ -105,31 +111,37 @@ func trafficCondition(p *plan.Plan, failed, waiting []string, r *Report) reason.
 }
 
 // holdMessage says which Deployments make before break holds and what
-// for; empty when none.
-func holdMessage(p *plan.Plan) string {
+// for, without the server counts (msg) and with them (detail); empty when
+// none.
+func holdMessage(p *plan.Plan) (msg, detail string) {
 	s := p.Spec
-	var holds, waits []string
+	var holds, holdCounts, waits, waitCounts []string
 	for _, vp := range p.Versions {
 		switch {
 		case vp.Held:
-			holds = append(holds, fmt.Sprintf("Deployment %s (version %s) keeps %d servers, its share being %d", vp.ServerName(s), vp.Model.Version, vp.Servers, vp.Target))
+			holds = append(holds, fmt.Sprintf("Deployment %s (version %s) keeps its servers beyond its share", vp.ServerName(s), vp.Model.Version))
+			holdCounts = append(holdCounts, fmt.Sprintf("Deployment %s (version %s) keeps %d servers, its share being %d", vp.ServerName(s), vp.Model.Version, vp.Servers, vp.Target))
 		case vp.Target > 0 && vp.Ready < vp.Target:
-			waits = append(waits, fmt.Sprintf("Deployment %s has %d of %d servers ready on version %s's weights", vp.ServerName(s), vp.Ready, vp.Target, vp.Model.Version))
+			waits = append(waits, fmt.Sprintf("Deployment %s has its share of servers ready on version %s's weights", vp.ServerName(s), vp.Model.Version))
+			waitCounts = append(waitCounts, fmt.Sprintf("Deployment %s has %d of %d servers ready on version %s's weights", vp.ServerName(s), vp.Ready, vp.Target, vp.Model.Version))
 		}
 	}
 	for _, d := range p.Departing {
 		if d.RenderDeployment {
-			holds = append(holds, fmt.Sprintf("Deployment %s, of version %s as it was before spec.traffic changed, keeps its %d servers", d.ServerName(s), d.Model.Version, render.DesiredReplicas(d.Deployment.Deployment)))
+			h := fmt.Sprintf("Deployment %s, of version %s as it was before spec.traffic changed, keeps its %d servers", d.ServerName(s), d.Model.Version, render.DesiredReplicas(d.Deployment.Deployment))
+			holds, holdCounts = append(holds, h), append(holdCounts, h)
 		}
 	}
 	if len(holds) == 0 {
-		return ""
+		return "", ""
 	}
-	msg := "make before break: " + strings.Join(holds, "; ")
+	msg = "make before break: " + strings.Join(holds, "; ")
+	detail = "make before break: " + strings.Join(holdCounts, "; ")
 	if len(waits) > 0 {
 		msg += " until " + strings.Join(waits, ", ")
+		detail += " until " + strings.Join(waitCounts, ", ")
 	}
-	return msg
+	return msg, detail
 }
 
 // approximateSplit says how the Service <name> splits requests: evenly

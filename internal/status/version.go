@@ -15,8 +15,9 @@ import (
 func versionStatus(s *resolve.Spec, vp *plan.Version) versionReport {
 	w := vp.Source.Condition()
 	srv := serverCondition(s, vp)
-	phase, msg := phaseFor(s, vp, w, srv)
-	return versionReport{Weights: w, Server: srv, Phase: phase, Message: msg}
+	phase, msg := phaseFor(s, vp, w, srv, reason.Condition.Text)
+	_, stable := phaseFor(s, vp, w, srv, func(c reason.Condition) string { return c.Message })
+	return versionReport{Weights: w, Server: srv, Phase: phase, Message: msg, Stable: stable}
 }
 
 // serverCondition is a version's ServerReady condition.
@@ -33,7 +34,8 @@ func serverCondition(s *resolve.Spec, vp *plan.Version) reason.Condition {
 	}
 	want, ready := render.DesiredReplicas(d), d.Status.ReadyReplicas
 	if j := vp.Judged; j.Stalled && ready < want {
-		return reason.ProgressDeadlineExceeded.Condition(fmt.Sprintf("%d of %d servers ready and the rollout gave up: %s; see: kubectl describe -n %s deployment/%s", ready, want, j.StallMessage, s.Namespace, name))
+		see := fmt.Sprintf("the rollout gave up: %s; see: kubectl describe -n %s deployment/%s", j.StallMessage, s.Namespace, name)
+		return reason.ProgressDeadlineExceeded.Condition(see).WithDetail(fmt.Sprintf("%d of %d servers ready and %s", ready, want, see))
 	}
 	switch {
 	case want == 0 && s.Split && v.Weight == 0 && vp.Judged.ServersReady:
@@ -43,15 +45,17 @@ func serverCondition(s *resolve.Spec, vp *plan.Version) reason.Condition {
 	case want == 0:
 		return reason.ScaledToZero.Condition("spec.replicas.min is 0: no server runs; the weights stay cached")
 	case vp.Judged.ServersReady:
-		return reason.Available.Condition(fmt.Sprintf("%d of %d servers ready", ready, want))
+		return reason.Available.Condition(fmt.Sprintf("the servers of Deployment %s are ready", name)).WithDetail(fmt.Sprintf("%d of %d servers ready", ready, want))
 	case ready == 0:
-		return reason.Starting.Condition(fmt.Sprintf("0 of %d servers ready; loading a model can take up to %ds", want, *s.Runtime.StartupSeconds))
+		load := fmt.Sprintf("loading a model can take up to %ds", *s.Runtime.StartupSeconds)
+		return reason.Starting.Condition("no server is ready yet; " + load).WithDetail(fmt.Sprintf("0 of %d servers ready; %s", want, load))
 	case ready < want && vp.Growing:
-		return reason.ScalingUp.Condition(fmt.Sprintf("%d of %d servers ready; make before break keeps the servers of the versions it takes them from until the others are ready", ready, want))
+		const mbb = "make before break keeps the servers of the versions it takes them from until the others are ready"
+		return reason.ScalingUp.Condition(mbb).WithDetail(fmt.Sprintf("%d of %d servers ready; %s", ready, want, mbb))
 	case ready < want:
-		return reason.Degraded.Condition(fmt.Sprintf("%d of %d servers ready", ready, want))
+		return reason.Degraded.Condition(fmt.Sprintf("fewer servers are ready than Deployment %s wants; see: kubectl describe -n %s deployment/%s", name, s.Namespace, name)).WithDetail(fmt.Sprintf("%d of %d servers ready", ready, want))
 	default:
-		return reason.RollingOut.Condition(fmt.Sprintf("%d of %d servers ready; rolling out %d updated servers", ready, want, d.Status.UpdatedReplicas))
+		return reason.RollingOut.Condition("rolling out updated servers").WithDetail(fmt.Sprintf("%d of %d servers ready; rolling out %d updated servers", ready, want, d.Status.UpdatedReplicas))
 	}
 }
 
@@ -71,57 +75,62 @@ func groupsCondition(s *resolve.Spec, vp *plan.Version) reason.Condition {
 	case want == 0:
 		return reason.ScaledToZero.Condition("spec.replicas.min is 0: no group runs; the weights stay cached")
 	case vp.Judged.ServersReady:
-		return reason.GroupsAvailable.Condition(fmt.Sprintf("%d of %d groups ready (each %s, tensor %d × pipeline %d)", ready, want, group, s.MultiNode.Tensor, s.MultiNode.Pipeline))
+		shape := fmt.Sprintf("each %s, tensor %d × pipeline %d", group, s.MultiNode.Tensor, s.MultiNode.Pipeline)
+		return reason.GroupsAvailable.Condition(fmt.Sprintf("the groups of LeaderWorkerSet %s are ready (%s)", name, shape)).WithDetail(fmt.Sprintf("%d of %d groups ready (%s)", ready, want, shape))
 	case ready == 0:
-		return reason.GroupsStarting.Condition(fmt.Sprintf("0 of %d groups ready (each %s); a group is ready once its leader and every worker are, and the leader serves once its workers joined and the model loaded, which can take up to %ds", want, group, *s.Runtime.StartupSeconds))
+		how := fmt.Sprintf("a group is ready once its leader and every worker are, and the leader serves once its workers joined and the model loaded, which can take up to %ds", *s.Runtime.StartupSeconds)
+		return reason.GroupsStarting.Condition(fmt.Sprintf("no group is ready yet (each %s); %s", group, how)).WithDetail(fmt.Sprintf("0 of %d groups ready (each %s); %s", want, group, how))
 	case ready < want:
-		return reason.GroupsDegraded.Condition(fmt.Sprintf("%d of %d groups ready (each %s); see: kubectl get -n %s lws/%s", ready, want, group, s.Namespace, name))
+		see := fmt.Sprintf("see: kubectl get -n %s lws/%s", s.Namespace, name)
+		return reason.GroupsDegraded.Condition(fmt.Sprintf("fewer groups are ready than wanted (each %s); %s", group, see)).WithDetail(fmt.Sprintf("%d of %d groups ready (each %s); %s", ready, want, group, see))
 	default:
-		return reason.GroupsRollingOut.Condition(fmt.Sprintf("%d of %d groups ready; rolling out %d updated groups", ready, want, l.Status.UpdatedReplicas))
+		return reason.GroupsRollingOut.Condition("rolling out updated groups").WithDetail(fmt.Sprintf("%d of %d groups ready; rolling out %d updated groups", ready, want, l.Status.UpdatedReplicas))
 	}
 }
 
-// phaseFor reduces a version's two conditions to one phase and its message.
-func phaseFor(s *resolve.Spec, vp *plan.Version, weights, server reason.Condition) (v1alpha1.Phase, string) {
+// phaseFor reduces a version's two conditions to one phase and its
+// message, in which each condition says what say makes of it (its text
+// with the figures of the moment, or its message without).
+func phaseFor(s *resolve.Spec, vp *plan.Version, weights, server reason.Condition, say func(reason.Condition) string) (v1alpha1.Phase, string) {
 	if vp.Serving == nil {
 		switch vp.Source.State() {
 		case render.JobFailed:
-			return v1alpha1.PhaseFailed, weights.Message
+			return v1alpha1.PhaseFailed, say(weights)
 		case render.JobRunning:
-			return v1alpha1.PhasePulling, weights.Message
+			return v1alpha1.PhasePulling, say(weights)
 		default:
-			return v1alpha1.PhasePending, weights.Message
+			return v1alpha1.PhasePending, say(weights)
 		}
 	}
 	older := vp.Serving.ID != vp.Source.Wanted().ID
 	switch server.Reason {
 	case reason.ProgressDeadlineExceeded:
 		if vp.Deployment.Status.ReadyReplicas == 0 {
-			return v1alpha1.PhaseFailed, server.Message
+			return v1alpha1.PhaseFailed, say(server)
 		}
-		return v1alpha1.PhaseDegraded, server.Message
+		return v1alpha1.PhaseDegraded, say(server)
 	case reason.Creating, reason.Starting, reason.GroupsStarting:
-		return v1alpha1.PhaseStarting, server.Message
+		return v1alpha1.PhaseStarting, say(server)
 	case reason.Degraded, reason.ScaledToZero, reason.GroupsDegraded:
-		return v1alpha1.PhaseDegraded, server.Message
+		return v1alpha1.PhaseDegraded, say(server)
 	case reason.NoTraffic:
-		return v1alpha1.PhaseStandby, server.Message
+		return v1alpha1.PhaseStandby, say(server)
 	case reason.Idle:
-		return v1alpha1.PhaseIdle, fmt.Sprintf("idle at %s: %s", versionURL(s, vp.Version), server.Message)
+		return v1alpha1.PhaseIdle, fmt.Sprintf("idle at %s: %s", versionURL(s, vp.Version), say(server))
 	case reason.Waking:
-		return v1alpha1.PhaseStarting, server.Message
+		return v1alpha1.PhaseStarting, say(server)
 	case reason.ScalerNotReady:
-		return v1alpha1.PhaseDegraded, server.Message
+		return v1alpha1.PhaseDegraded, say(server)
 	}
 	// The servers answer. Say so, unless a newer model failed to pull.
 	url := versionURL(s, vp.Version)
 	switch {
 	case older && vp.Source.State() == render.JobFailed:
-		return v1alpha1.PhaseDegraded, fmt.Sprintf("still serving the previous weights: %s", weights.Message)
+		return v1alpha1.PhaseDegraded, fmt.Sprintf("still serving the previous weights: %s", say(weights))
 	case older:
-		return v1alpha1.PhaseServing, fmt.Sprintf("serving the previous weights at %s while %s", url, weights.Message)
+		return v1alpha1.PhaseServing, fmt.Sprintf("serving the previous weights at %s while %s", url, say(weights))
 	default:
-		return v1alpha1.PhaseServing, fmt.Sprintf("serving %s at %s (%s)", vp.Source.URI(), url, server.Message)
+		return v1alpha1.PhaseServing, fmt.Sprintf("serving %s at %s (%s)", vp.Source.URI(), url, say(server))
 	}
 }
 
