@@ -60,7 +60,7 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 	}
 	// How soon Crossplane calls again: soon while its circuit breaker has
 	// cut the composite's watch, else the poll interval.
-	settled := rsp.GetDesired().GetComposite().GetReady() == fnv1.Ready_READY_TRUE
+	settled := rsp.GetDesired().GetComposite().GetReady() == fnv1.Ready_READY_TRUE && !c.Changing
 	rsp.Meta.Ttl = durationpb.New(plan.PollAfter(in, observe.WatchCut(observedXR), settled))
 	log.Debug("Rendered", "xr", observedXR.GetFields()["metadata"].GetStructValue().GetFields()["name"].GetStringValue(), "resources", len(c.Resources))
 	return rsp, nil
@@ -156,6 +156,9 @@ type composition struct {
 	// resources say: Crossplane calls a composite of no composed resources
 	// ready, and a service waiting for its ModelCache may have none.
 	NotReady bool
+	// Changing says a change is under way though every object may be
+	// ready (plan.Plan.Changing): the composite is not settled.
+	Changing bool
 }
 
 // compose decides what to return for a resolved InferenceService given
@@ -176,7 +179,7 @@ func compose(s *resolve.Spec, cache *observe.CachedWeights, secrets observe.Secr
 	resources, warnings := p.Resources()
 	r := status.Of(p)
 	r.Warnings = append(warnings, r.Warnings...)
-	return composition{Resources: resources, Report: r, NotReady: p.WaitingForCache()}, nil
+	return composition{Resources: resources, Report: r, NotReady: p.WaitingForCache(), Changing: p.Changing()}, nil
 }
 
 // writeTo puts the composition into the response: the composed objects,

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -36,7 +37,7 @@ func TestPollWhileWatchCut(t *testing.T) {
 		{name: "unresponsive for another reason", conditions: responsive("False", "SomethingElse"), want: time.Minute},
 		{name: "cut, changing", conditions: cut, want: 2 * time.Second},
 		{name: "cut, changing, mid-pull", conditions: cut, stage: "pulling", want: 2 * time.Second},
-		{name: "cut, settled", conditions: cut, stage: "serving", want: 5 * time.Second},
+		{name: "cut, settled", conditions: cut, stage: "serving", want: 3 * time.Second},
 		{name: "cut, the platform's polls", conditions: cut, stage: "serving",
 			input: poll(map[string]any{"intervalSeconds": 120, "watchCutSettledSeconds": 10}), want: 10 * time.Second},
 		{name: "cut, settled polls off", conditions: cut, stage: "serving",
@@ -75,5 +76,39 @@ func TestPollWhileWatchCut(t *testing.T) {
 				t.Errorf("TTL (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestPollWhileChanging: while the watch is cut, a promotion that make
+// before break holds is changing though every object is ready (the
+// canary's warm server kept until the primary has its share): the
+// function polls at the changing interval until it is done, then at the
+// settled one.
+func TestPollWhileChanging(t *testing.T) {
+	cut := []any{map[string]any{"type": "Responsive", "status": "False", "reason": "WatchCircuitOpen"}}
+	_, start := settle(t, canaryXR(t), nil, world{}, nil)
+	xr := promoted(t, true)
+	setPath(xr, cut, "status", "conditions")
+	steps := walk(t, xr, nil, world{}, start)
+	readyButChanging, settled := 0, false
+	for i, st := range steps {
+		ttl := st.rsp.GetMeta().GetTtl().AsDuration()
+		ready := st.rsp.GetDesired().GetComposite().GetReady() == fnv1.Ready_READY_TRUE
+		switch {
+		case ttl == 3*time.Second && ready:
+			settled = true
+		case settled:
+			t.Errorf("step %d: TTL %v and composite ready %v after the promotion settled", i, ttl, ready)
+		case ttl != 2*time.Second:
+			t.Errorf("step %d of the promotion: TTL %v, want 2s", i, ttl)
+		case ready:
+			readyButChanging++
+		}
+	}
+	if !settled {
+		t.Error("the promotion never settled at the 3s poll")
+	}
+	if readyButChanging == 0 {
+		t.Error("no step had every object ready while the promotion was under way: the test proves nothing about Changing")
 	}
 }

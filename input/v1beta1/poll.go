@@ -41,7 +41,7 @@ type PollSettings struct {
 	// watch and everything is ready: how long a change of the claim may
 	// wait to be seen (a change that comes 30 s or more after the last
 	// event Crossplane let through is seen at once). 0 turns these polls
-	// off. Defaults to 5.
+	// off. Defaults to 3.
 	// +optional
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=3600
@@ -52,7 +52,7 @@ type PollSettings struct {
 const (
 	DefaultPollIntervalSeconds     = int32(60)
 	DefaultWatchCutChangingSeconds = int32(2)
-	DefaultWatchCutSettledSeconds  = int32(5)
+	DefaultWatchCutSettledSeconds  = int32(3)
 )
 
 // PollInterval is input.poll.intervalSeconds, or its default.
