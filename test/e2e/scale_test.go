@@ -115,10 +115,12 @@ func (s *infernoSuite) scale(t *testing.T) {
 	fmt.Fprintf(w, "RunFunction calls per claim until Serving\t%s\n", perClaim(up.calls))
 	fmt.Fprintf(w, "kube-apiserver writes per claim until Serving\t%s (%s)\n", perClaim(up.writes), topWrites(up.writesBy, 6))
 	fmt.Fprintf(w, "function p99 while they came up\t%s\n", up.p99())
+	fmt.Fprintf(w, "circuit breaker until all Serving\t%s\n", up.breaker)
 	fmt.Fprintf(w, "at rest (%s): RunFunction calls per claim-hour\t%.1f\n", rest.elapsed.Round(time.Second), rest.calls/float64(n)/hours)
 	fmt.Fprintf(w, "at rest: kube-apiserver writes per claim-hour\t%.1f (%s)\n", rest.writes/float64(n)/hours, topWrites(rest.writesBy, 6))
 	fmt.Fprintf(w, "at rest: composite status write requests per claim-hour\t%.1f\n", rest.writesBy["xinferenceservices/status"]/float64(n)/hours)
 	fmt.Fprintf(w, "at rest: claims whose composite changed\t%d of %d (resourceVersion)\n", changed, n)
+	fmt.Fprintf(w, "at rest: circuit breaker\t%s\n", rest.breaker)
 	fmt.Fprintf(w, "at rest: events by reason (count increments)\t%s\n", topWrites(events, 4))
 	_ = w.Flush()
 	fmt.Fprintf(os.Stdout, "\n=== scale (%d claims)\n%s\n", n, b.String())
@@ -194,11 +196,12 @@ type chainSnapshot struct {
 	buckets  map[float64]float64 // RunFunction handling-time histogram: le → count
 	writes   float64             // kube-apiserver mutating requests
 	writesBy map[string]float64  // by resource[/subresource]
+	breaker  breakerCounts       // Crossplane's XR circuit breaker counters
 }
 
 func (s *infernoSuite) snapshot(ctx context.Context, t *testing.T) chainSnapshot {
 	t.Helper()
-	snap := chainSnapshot{at: time.Now(), cpu: cpuByProcess(), buckets: map[float64]float64{}, writesBy: map[string]float64{}}
+	snap := chainSnapshot{at: time.Now(), cpu: cpuByProcess(), buckets: map[float64]float64{}, writesBy: map[string]float64{}, breaker: readBreaker(t)}
 	fm, err := httpGet(s.fnMetrics)
 	if err != nil {
 		t.Fatalf("function metrics: %v", err)
@@ -244,7 +247,7 @@ func (s *infernoSuite) snapshot(ctx context.Context, t *testing.T) chainSnapshot
 // minus is what happened between o and s.
 func (s chainSnapshot) minus(o chainSnapshot) chainSnapshot {
 	d := chainSnapshot{at: s.at, elapsed: s.at.Sub(o.at), cpu: s.cpu, calls: s.calls - o.calls, writes: s.writes - o.writes,
-		buckets: map[float64]float64{}, writesBy: map[string]float64{}}
+		buckets: map[float64]float64{}, writesBy: map[string]float64{}, breaker: s.breaker.minus(o.breaker)}
 	for k, v := range s.buckets {
 		d.buckets[k] = v - o.buckets[k]
 	}
