@@ -49,7 +49,7 @@ E2E_XP_CORE    := $(E2E_BIN_DIR)/crossplane-core
 E2E_EPP        := $(E2E_BIN_DIR)/epp
 E2E_LWS        := $(E2E_BIN_DIR)/lws-controller
 E2E_KEDA       := $(E2E_BIN_DIR)/keda-operator
-E2E_NETPOL     := $(E2E_BIN_DIR)/netpol
+E2E_KUBE_ROUTER := $(E2E_BIN_DIR)/kube-router
 # llama.cpp's llama-server and its shared libraries, in a directory of
 # their own (the libraries must sit beside the executable).
 E2E_LLAMA      := $(E2E_BIN_DIR)/llama/llama-server
@@ -57,7 +57,7 @@ E2E_LLAMA      := $(E2E_BIN_DIR)/llama/llama-server
 # built by the top-level tools module, not here.
 E2E_XP_CLI     := $(E2E_BIN_DIR)/crossplane
 
-E2E_TOOLS := $(E2E_ETCD) $(E2E_APISERVER) $(E2E_KCM) $(E2E_SCHEDULER) $(E2E_KUBELET) $(E2E_KUBE_PROXY) $(E2E_KWOK) $(E2E_LOCAL_PATH) $(E2E_XP_CORE) $(E2E_EPP) $(E2E_LWS) $(E2E_KEDA) $(E2E_NETPOL) $(E2E_LLAMA)
+E2E_TOOLS := $(E2E_ETCD) $(E2E_APISERVER) $(E2E_KCM) $(E2E_SCHEDULER) $(E2E_KUBELET) $(E2E_KUBE_PROXY) $(E2E_KWOK) $(E2E_LOCAL_PATH) $(E2E_XP_CORE) $(E2E_EPP) $(E2E_LWS) $(E2E_KEDA) $(E2E_KUBE_ROUTER) $(E2E_LLAMA)
 
 .PHONY: e2e-tools e2e
 
@@ -150,14 +150,18 @@ scale: $(E2E_TOOLS) $(E2E_XP_CLI)
 	cd test/e2e && E2E_BIN_DIR=$(abspath $(E2E_BIN_DIR)) E2E_REPO_ROOT=$(abspath .) \
 		go test -tags e2e -count=1 -timeout 120m -run 'TestInferno/(01|15)' -v . -args -scale=$(N) $(SCALE_FLAGS)
 
-# The NetworkPolicy engine of Kubernetes SIG Network
-# (sigs.k8s.io/kube-network-policies v0.8.0), which scenario 33 runs on
-# the host for the real node: nftables and an nfqueue, decided in user
-# space. Its command only runs in a pod (in-cluster config), so the tools
-# module holds a small main of ours around its controller: 91 s cold here
-# (2026-12-04).
-$(E2E_NETPOL): tools/e2e/netpol/go.mod tools/e2e/netpol/main.go
-	$(call e2e_build_tool,.,tools/e2e/netpol)
+# The NetworkPolicy engine of scenario 33: kube-router's firewall
+# (github.com/cloudnativelabs/kube-router/v2 v2.1.0, its own command, a tool
+# directive as epp), run on the host for the real node with its router and
+# service proxy off. It enforces NetworkPolicy with iptables and ipsets
+# (Debian's ipset), which this project's kernels have; SIG Network's
+# kube-network-policies needs nftables' queue expression, which they lack.
+# The version is stamped as kube-router's release build does (unstamped, it
+# logs a version-parse warning at start). Cold here: see docs/testing.md.
+E2E_KUBE_ROUTER_VERSION = $(shell awk '{for (i = 1; i < NF; i++) if ($$i == "github.com/cloudnativelabs/kube-router/v2") {print $$(i+1); exit}}' tools/e2e/kuberouter/go.mod)
+
+$(E2E_KUBE_ROUTER): tools/e2e/kuberouter/go.mod
+	$(call e2e_build_tool,github.com/cloudnativelabs/kube-router/v2/cmd/kube-router,tools/e2e/kuberouter,-X=github.com/cloudnativelabs/kube-router/v2/pkg/version.Version=$(E2E_KUBE_ROUTER_VERSION))
 
 # llama.cpp's llama-server for scenario 32, the llamacpp preset against its
 # real server. Not a Go module: node-llama-cpp's npm package carries

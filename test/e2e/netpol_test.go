@@ -5,9 +5,12 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"maps"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -17,7 +20,9 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 
+	"github.com/inferno-ai/function-inferno/test/e2e/controlplane"
 	"github.com/inferno-ai/function-inferno/test/e2e/kube"
+	"github.com/inferno-ai/function-inferno/test/e2e/realnode"
 )
 
 // The NetworkPolicy scenario's names.
@@ -26,23 +31,32 @@ const (
 	netpolComposition = "xinferenceservices-real-netpol.inference.inferno.io"
 	// netpolOtherNS is a namespace the servers' policy does not admit.
 	netpolOtherNS = "team-netpol-other"
-	// netpolModuleDir is the tools module that pins
-	// sigs.k8s.io/kube-network-policies and wraps its controller.
-	netpolModuleDir = "tools/e2e/netpol"
-	// netpolTable is the engine's nftables table: the node's own cleanup
-	// removes it if a killed run leaves it (it is new since the node
-	// started).
-	netpolTable = "inferno-e2e-netpol"
+	// kubeRouterModule is the NetworkPolicy engine's module, pinned by
+	// the tools module kubeRouterModuleDir.
+	kubeRouterModule    = "github.com/cloudnativelabs/kube-router/v2"
+	kubeRouterModuleDir = "tools/e2e/kuberouter"
+	// kubeRouterRBAC is the release manifest whose ClusterRole the engine
+	// runs under (every manifest of the release that has one has this
+	// one; the firewall-only manifest has none and mounts a kubeconfig).
+	kubeRouterRBAC = "daemonset/generic-kuberouter.yaml"
 )
+
+// kubeRouterPorts are the ports kube-router listens on with the parts it
+// must not run, or that this scenario turns off: BGP, GoBGP's gRPC API,
+// its health check, pprof.
+var kubeRouterPorts = []int{179, 50051, 20244, 6060}
 
 // --- 33 NetworkPolicy enforced ------------------------------------------------
 
 // networkPolicyEnforced runs a claim under input.networkPolicy on the real
 // node with a NetworkPolicy engine that enforces what the function renders
-// (SIG Network's kube-network-policies, on the host): a client pod in
-// another namespace reaches the servers before the engine runs and not
-// after, a client pod in the claim's namespace reaches them throughout,
-// and the pull (egress to the origin) and the kubelet's probes pass.
+// (kube-router's firewall, on the host, with its router and service proxy
+// off): a client pod in another namespace reaches the servers before the
+// engine runs and is refused after, at the Service and at the pod IP; a
+// client pod in the claim's namespace reaches them throughout; a second
+// claim pulls (egress to the origin) and passes its probes under it. The
+// engine changes the host's filter table and ipsets and nothing else (no
+// route, rule, link or listener); when it stops, its chains and sets go.
 func (s *infernoSuite) networkPolicyEnforced(t *testing.T) {
 	if env.node == nil {
 		t.Skip("no real node (-real-node=false)")
@@ -50,9 +64,12 @@ func (s *infernoSuite) networkPolicyEnforced(t *testing.T) {
 	ctx := context.Background()
 	sc := env.summary.start(t, "33 NetworkPolicy enforced (real node)")
 	sc.onRealNode(false)
-	bin := filepath.Join(binDir(), "netpol")
+	bin := filepath.Join(binDir(), "kube-router")
 	if _, err := os.Stat(bin); err != nil {
-		t.Fatalf("no %s: make e2e-tools builds it (%s)", bin, netpolModuleDir)
+		t.Fatalf("no %s: make e2e-tools builds it (%s)", bin, kubeRouterModuleDir)
+	}
+	if _, err := exec.LookPath("ipset"); err != nil {
+		t.Fatalf("kube-router keeps its pod sets with the ipset command, which is missing (Debian: apt-get install ipset; .ci/run installs it): %v", err)
 	}
 	for _, ns := range []string{realNS, netpolOtherNS} {
 		if err := env.createTeamNamespace(ctx, ns); err != nil {
@@ -91,19 +108,12 @@ func (s *infernoSuite) networkPolicyEnforced(t *testing.T) {
 		t.Fatalf("without an engine, a pod of %s asked %s: %s, want 200 (the bridge enforces nothing)", netpolOtherNS, url, code)
 	}
 
-	if err := nftQueueSupported(ctx); err != nil {
-		// The engine decides each new connection in user space through an
-		// nftables queue; a kernel built without it (CONFIG_NFT_QUEUE)
-		// cannot enforce anything. Nothing else here can: Debian has no
-		// engine, and kube-router, the one the module proxy serves, is a
-		// release with reported security flaws (docs/security.md).
-		sc.note("policies %v; without an engine the other namespace → 200; this kernel cannot run the engine: %v", polNames, err)
-		t.Skipf("the NetworkPolicy engine needs nftables' queue expression, which this kernel lacks: %v", err)
-	}
-	startNetpol(ctx, t, bin, serverIP)
+	host := recordHostNetwork(t)
 	start := time.Now()
-	// The first verdicts can lag the table by a sync: give the engine a
-	// few bounded tries to deny.
+	rulesAt := startKubeRouter(ctx, t, bin, serverIP)
+	// The rules are in place: the first request must be refused. A few
+	// bounded tries all the same, so that a slow first sync fails with what
+	// the client got rather than on one sample.
 	var denied string
 	err = kube.Eventually(ctx, 30*time.Second, time.Second, "the other namespace denied", func(ctx context.Context) (bool, string, error) {
 		denied = clientRequest(ctx, t, netpolOtherNS, fmt.Sprintf("denied-%d", time.Since(start).Milliseconds()), url)
@@ -112,7 +122,7 @@ func (s *infernoSuite) networkPolicyEnforced(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	denyAt := time.Since(start)
+	deniedAt := time.Since(start)
 	direct := clientRequest(ctx, t, netpolOtherNS, "denied-direct", fmt.Sprintf("http://%s:8080/v1/models", serverIP))
 	if direct == "200" {
 		t.Errorf("a pod of %s reached the server's pod IP directly under the engine", netpolOtherNS)
@@ -127,45 +137,34 @@ func (s *infernoSuite) networkPolicyEnforced(t *testing.T) {
 	w2 := publishWeights(t, "netpol-v2", "inferno netpol v2")
 	c2 := realClaim(t, name+"-2", w2.URI, "1", 1)
 	setField(c2, map[string]any{"matchLabels": map[string]any{poolLabel: netpolPool}}, "spec", "compositionSelector")
-	start = time.Now()
+	start2 := time.Now()
 	applyClaim(ctx, t, c2)
 	defer deleteClaimsAndWait(context.Background(), t, realNS, []string{name + "-2"})
 	waitClaimsReady(ctx, t, realNS, []string{name + "-2"}, 3*time.Minute)
-	sc.note("policies %v; before the engine: other namespace → 200; with it: other namespace → %s via the Service (denied %.1fs after start), → %s at the pod IP; claim's namespace → %s; a claim pulled and served under it in %.1fs",
-		polNames, denied, denyAt.Seconds(), direct, admitted, time.Since(start).Seconds())
+	if changed := host.changes(); len(changed) > 0 {
+		t.Errorf("kube-router, with only its firewall on, changed the host beyond its filter table and ipsets:\n%s", strings.Join(changed, "\n"))
+	}
+	sc.note("engine kube-router v2.1.0 (firewall only); policies %v; before it: other namespace → 200; with it: its rules for the server %.1fs after start, other namespace → %s via the Service (observed %.1fs after start), → %s at the pod IP; claim's namespace → %s; a claim pulled and served under it in %.1fs",
+		polNames, rulesAt.Seconds(), denied, deniedAt.Seconds(), direct, admitted, time.Since(start2).Seconds())
 }
 
-// nftQueueSupported asks the kernel, in a check that commits nothing,
-// whether it takes an nftables rule that queues packets to user space.
-func nftQueueSupported(ctx context.Context) error {
-	const probe = `table inet inferno-e2e-probe {
-	chain c {
-		type filter hook postrouting priority 95; policy accept;
-		meta l4proto tcp queue num 100 bypass
-	}
-}
-`
-	cmd := exec.CommandContext(ctx, "nft", "-c", "-f", "-")
-	cmd.Stdin = strings.NewReader(probe)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("nft -c: %v: %s", err, strings.Join(strings.Fields(string(out)), " "))
-	}
-	return nil
-}
-
-// startNetpol runs the NetworkPolicy engine for the real node with its
-// release's ClusterRole and waits until the server's pod IP is in its set
-// of pods to decide for.
-func startNetpol(ctx context.Context, t *testing.T, bin, serverIP string) {
+// startKubeRouter runs kube-router's NetworkPolicy firewall for the real
+// node as its release runs it, less the pod: its own ServiceAccount bound
+// to the release's ClusterRole, with the router, the service proxy, the
+// health and metrics ports off, IPv4 only. It returns how long after its
+// start the server's pod had its chain with the REJECT rule that denies
+// what no policy admits (read from the filter table every 100 ms). When
+// the scenario ends the engine stops and the chains and ipsets it made go
+// (kube-router leaves them behind when it stops); a later scenario's pod
+// could get one of these pod IPs.
+func startKubeRouter(ctx context.Context, t *testing.T, bin, serverIP string) time.Duration {
 	t.Helper()
-	module := moduleDir(t, "sigs.k8s.io/kube-network-policies", netpolModuleDir)
-	dir := filepath.Join(env.workDir, "netpol")
+	module := moduleDir(t, kubeRouterModule, kubeRouterModuleDir)
+	dir := filepath.Join(env.workDir, "kube-router")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	// install.yaml is the release manifest (DaemonSet, ServiceAccount,
-	// binding): the identity takes its ClusterRole alone.
-	objs, err := kube.DecodeYAML(mustRead(t, filepath.Join(module, "install.yaml")))
+	objs, err := kube.DecodeYAML(mustRead(t, filepath.Join(module, kubeRouterRBAC)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -179,34 +178,146 @@ func startNetpol(ctx context.Context, t *testing.T, bin, serverIP string) {
 			roles = append(roles, string(b))
 		}
 	}
+	if len(roles) != 1 {
+		t.Fatalf("%s: %d ClusterRoles, want kube-router's one", kubeRouterRBAC, len(roles))
+	}
 	rolesFile := filepath.Join(dir, "roles.yaml")
-	if err := os.WriteFile(rolesFile, []byte(strings.Join(roles, "---\n")), 0o644); err != nil {
+	if err := os.WriteFile(rolesFile, []byte(roles[0]), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	const ns, sa = "kube-network-policies", "kube-network-policies"
+	const ns, sa = "kube-router", "kube-router"
 	controllerIdentity(ctx, t, ns, sa, rolesFile, "e2e-")
 	kubeconfig := serviceAccountKubeconfig(ctx, t, dir, ns, sa)
-	h := startHostController(t, "netpol", bin, []string{
-		"-kubeconfig=" + kubeconfig, "-node=" + RealNodeName, "-table=" + netpolTable, "-v=2",
+
+	// Registered before the engine starts, so that it runs after the
+	// engine's stop (cleanups run last first).
+	fw := realnode.RecordFirewall()
+	t.Cleanup(func() {
+		if err := fw.Restore(); err != nil {
+			t.Errorf("removing kube-router's chains and ipsets: %v", err)
+		}
+		if l := fw.Leftovers(); len(l) > 0 {
+			t.Errorf("kube-router left on the host after its cleanup: %v", l)
+		}
+	})
+	start := time.Now()
+	h := startHostController(t, "kube-router", bin, []string{
+		"--kubeconfig=" + kubeconfig,
+		"--hostname-override=" + RealNodeName,
+		"--run-firewall=true", "--run-router=false", "--run-service-proxy=false", "--run-loadbalancer=false",
+		"--enable-ipv4=true", "--enable-ipv6=false",
+		"--service-cluster-ip-range=" + controlplane.ServiceCIDR,
+		"--health-port=0", "--metrics-port=0",
+		"--v=1",
 	}, nil)
-	err = kube.Eventually(ctx, time.Minute, 250*time.Millisecond, "the engine deciding for the server's pod", func(ctx context.Context) (bool, string, error) {
+	var rulesAt time.Duration
+	err = kube.Eventually(ctx, time.Minute, 100*time.Millisecond, "kube-router's rules for the server's pod", func(ctx context.Context) (bool, string, error) {
 		select {
 		case <-h.exited:
-			return false, "", fmt.Errorf("netpol exited: %s; log: %s", h.cmd.ProcessState, tail(h.log, 10))
+			return false, "", fmt.Errorf("kube-router exited: %s; log: %s", h.cmd.ProcessState, tail(h.log, 10))
 		default:
 		}
-		out, err := exec.CommandContext(ctx, "nft", "list", "set", "inet", netpolTable, "podips-v4").CombinedOutput()
-		if err != nil {
-			return false, "no set yet: " + truncate(string(out), 120), nil
+		chain, why := podFirewallChain(ctx, serverIP)
+		if chain == "" {
+			return false, why, nil
 		}
-		return strings.Contains(string(out), serverIP), truncate(string(out), 200), nil
+		out, err := exec.CommandContext(ctx, "iptables", "-w", "-S", chain).CombinedOutput()
+		if err != nil || !strings.Contains(string(out), "-j REJECT") {
+			return false, "chain " + chain + " has no REJECT yet: " + truncate(string(out), 200), nil
+		}
+		rulesAt = time.Since(start)
+		return true, "", nil
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if r := h.refusals(); len(r) > 0 {
-		t.Errorf("the API server refused the engine (its release's ClusterRole falls short): %v", r)
+		t.Errorf("the API server refused kube-router (its release's ClusterRole falls short): %v", r)
 	}
+	return rulesAt
+}
+
+// podFirewallChain is the chain kube-router's FORWARD chain sends traffic
+// to pod IP ip through, or "" and what there is instead.
+func podFirewallChain(ctx context.Context, ip string) (string, string) {
+	out, err := exec.CommandContext(ctx, "iptables", "-w", "-S", "KUBE-ROUTER-FORWARD").CombinedOutput()
+	if err != nil {
+		return "", "no KUBE-ROUTER-FORWARD yet: " + truncate(string(out), 120)
+	}
+	for _, line := range strings.Split(string(out), "\n") {
+		// -A KUBE-ROUTER-FORWARD -d IP/32 -m comment --comment "…" -j CHAIN:
+		// the jump comes last, and the comment has spaces.
+		if j := strings.LastIndex(line, " -j "); j >= 0 && strings.Contains(line, " -d "+ip+"/32 ") {
+			return strings.TrimSpace(line[j+4:]), ""
+		}
+	}
+	return "", "no rule for " + ip + " in KUBE-ROUTER-FORWARD: " + truncate(string(out), 200)
+}
+
+// hostNetwork is what a firewall-only kube-router must leave alone: the
+// host's IPv4 routes and rules of every table, its links other than the
+// pods' veths (which come and go with the scenario's pods), and
+// listeners on kube-router's own ports.
+type hostNetwork struct {
+	t      *testing.T
+	before map[string]string
+}
+
+func recordHostNetwork(t *testing.T) *hostNetwork {
+	t.Helper()
+	return &hostNetwork{t: t, before: readHostNetwork(t)}
+}
+
+func readHostNetwork(t *testing.T) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for key, args := range map[string][]string{
+		"routes": {"-4", "route", "show", "table", "all"},
+		"rules":  {"-4", "rule", "show"},
+		"links":  {"-o", "link", "show"},
+	} {
+		b, err := exec.Command("ip", args...).Output()
+		if err != nil {
+			t.Fatalf("ip %s: %v", strings.Join(args, " "), err)
+		}
+		var lines []string
+		for _, l := range strings.Split(string(b), "\n") {
+			if key == "links" {
+				// "N: name@peer: <flags> ... state ...": the name, for
+				// links that are not a pod's veth.
+				f := strings.Fields(l)
+				if len(f) < 2 || strings.HasPrefix(f[1], "veth") {
+					continue
+				}
+				l = strings.TrimSuffix(strings.SplitN(f[1], "@", 2)[0], ":")
+			}
+			lines = append(lines, l)
+		}
+		slices.Sort(lines)
+		out[key] = strings.Join(lines, "\n")
+	}
+	for _, port := range kubeRouterPorts {
+		if c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), 200*time.Millisecond); err == nil {
+			c.Close()
+			out[fmt.Sprintf("listener on port %d", port)] = "open"
+		}
+	}
+	return out
+}
+
+// changes lists what differs from the record.
+func (h *hostNetwork) changes() []string {
+	h.t.Helper()
+	now := readHostNetwork(h.t)
+	all := maps.Clone(h.before)
+	maps.Copy(all, now)
+	var out []string
+	for _, k := range slices.Sorted(maps.Keys(all)) {
+		if h.before[k] != now[k] {
+			out = append(out, fmt.Sprintf("%s: before %q, now %q", k, truncate(h.before[k], 400), truncate(now[k], 400)))
+		}
+	}
+	return out
 }
 
 // serverPodIP is the IP of the one server pod of claim name.

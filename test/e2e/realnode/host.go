@@ -16,7 +16,8 @@ import (
 )
 
 // A real node changes the machine it runs on: sysctls, iptables chains,
-// network namespaces, a bridge, mounts, cgroups, a few fixed directories.
+// ipsets, network namespaces, a bridge, mounts, cgroups, a few fixed
+// directories.
 // hostState records those before the node starts, so that teardown puts
 // them back and reports whatever it could not, and so that a run killed
 // half way is cleaned up by the next one (the record is a file in the work
@@ -51,6 +52,9 @@ type hostState struct {
 	// Chains maps "iptables/nat" and the like to its chains.
 	Chains    map[string][]string `json:"chains"`
 	NftTables []string            `json:"nftTables"`
+	// Ipsets are the names of the ipsets (a NetworkPolicy engine such as
+	// kube-router's keeps its pod and namespace sets in them).
+	Ipsets []string `json:"ipsets"`
 	// Existed says which fixed paths existed; entries inside those that
 	// did are compared one by one (Entries).
 	Existed map[string]bool     `json:"existed"`
@@ -73,6 +77,7 @@ func recordHost(workDir, bridge string) (*hostState, error) {
 		}
 	}
 	h.NftTables = nftTables()
+	h.Ipsets = ipsets()
 	for _, p := range fixedPaths {
 		_, err := os.Lstat(p)
 		h.Existed[p] = err == nil
@@ -102,8 +107,9 @@ func loadHost(path string) (*hostState, error) {
 
 // restore undoes what the node did to the machine, in dependency order:
 // processes (they hold mounts and namespaces), mounts, network namespaces,
-// links, iptables and nftables, cgroups, fixed paths, sysctls. It keeps
-// going past errors and returns them all.
+// links, iptables and nftables, ipsets (after the rules that match on
+// them), cgroups, fixed paths, sysctls. It keeps going past errors and
+// returns them all.
 func (h *hostState) restore() error {
 	var errs []error
 	killUnder(h.WorkDir)
@@ -135,6 +141,7 @@ func (h *hostState) restore() error {
 			errs = append(errs, fmt.Errorf("nft delete table %s: %v: %s", t, err, out))
 		}
 	}
+	errs = append(errs, destroyIpsets(newOnly(ipsets(), h.Ipsets))...)
 	errs = append(errs, removeCgroups(CgroupRoot)...)
 	for _, p := range fixedPaths {
 		if !h.Existed[p] {
@@ -185,6 +192,9 @@ func (h *hostState) leftovers() []string {
 	}
 	for _, t := range newOnly(nftTables(), h.NftTables) {
 		out = append(out, "nftables table "+t)
+	}
+	for _, s := range newOnly(ipsets(), h.Ipsets) {
+		out = append(out, "ipset "+s)
 	}
 	for _, d := range cgroupDirs(CgroupRoot) {
 		out = append(out, "cgroup "+d)
@@ -300,6 +310,36 @@ func nftTables() []string {
 		}
 	}
 	return ts
+}
+
+// ipsets lists the host's ipsets by name; none where the ipset tool is
+// missing (then nothing can have made one).
+func ipsets() []string {
+	out, err := exec.Command("ipset", "list", "-n").Output()
+	if err != nil {
+		return nil
+	}
+	return strings.Fields(string(out))
+}
+
+// destroyIpsets destroys the named ipsets. A set that another set lists
+// (list:set) cannot go before it, so it tries again while any went.
+func destroyIpsets(names []string) []error {
+	for len(names) > 0 {
+		var left []string
+		var errs []error
+		for _, s := range names {
+			if out, err := exec.Command("ipset", "destroy", s).CombinedOutput(); err != nil {
+				left = append(left, s)
+				errs = append(errs, fmt.Errorf("ipset destroy %s: %v: %s", s, err, strings.TrimSpace(string(out))))
+			}
+		}
+		if len(left) == len(names) {
+			return errs
+		}
+		names = left
+	}
+	return nil
 }
 
 // newOnly is what now has that before did not.

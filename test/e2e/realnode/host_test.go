@@ -13,7 +13,8 @@ import (
 )
 
 // TestRestorePutsBackWhatANodeChanged changes the machine the way a node
-// does — a link, an iptables chain with a jump to it, a mount and a
+// does — a link, an iptables chain with a jump to it, an ipset a rule of
+// that chain matches on (as a NetworkPolicy engine's), a mount and a
 // process under the work directory — and requires that leftovers names
 // each and that restore removes them all. It needs root, and changes only
 // names of its own.
@@ -21,31 +22,19 @@ func TestRestorePutsBackWhatANodeChanged(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root")
 	}
-	for _, bin := range []string{"ip", "iptables", "sleep"} {
-		if _, err := exec.LookPath(bin); err != nil {
-			t.Skipf("no %s", bin)
-		}
-	}
-	// restore acts on the whole machine (new iptables chains, the node's
-	// cgroup): never beside a running node.
-	if len(cgroupDirs(CgroupRoot)) > 0 {
-		t.Skip("a real node is running on this machine")
-	}
+	needRoot(t, "ip", "iptables", "ipset", "sleep")
 	dir := t.TempDir()
 	const link, chain = "inftest0", "INFERNO-UNITTEST"
 	h, err := recordHost(dir, link)
 	if err != nil {
 		t.Fatal(err)
 	}
-	run := func(name string, args ...string) {
-		t.Helper()
-		if out, err := exec.Command(name, args...).CombinedOutput(); err != nil {
-			t.Fatalf("%s %s: %v: %s", name, strings.Join(args, " "), err, out)
-		}
-	}
+	run := runner(t)
 	run("ip", "link", "add", "name", link, "type", "bridge")
 	run("iptables", "-w", "-N", chain)
 	run("iptables", "-w", "-A", "FORWARD", "-j", chain)
+	run("ipset", "create", chain, "hash:ip")
+	run("iptables", "-w", "-A", chain, "-m", "set", "--match-set", chain, "src", "-j", "RETURN")
 	mnt := filepath.Join(dir, "mnt")
 	if err := os.Mkdir(mnt, 0o755); err != nil {
 		t.Fatal(err)
@@ -65,7 +54,7 @@ func TestRestorePutsBackWhatANodeChanged(t *testing.T) {
 	time.Sleep(50 * time.Millisecond)
 
 	left := strings.Join(h.leftovers(), "\n")
-	for _, want := range []string{"link " + link, "chain " + chain, "mount " + mnt, "process "} {
+	for _, want := range []string{"link " + link, "chain " + chain, "ipset " + chain, "mount " + mnt, "process "} {
 		if !strings.Contains(left, want) {
 			t.Errorf("leftovers do not name %q:\n%s", want, left)
 		}
@@ -75,6 +64,66 @@ func TestRestorePutsBackWhatANodeChanged(t *testing.T) {
 	}
 	if l := h.leftovers(); len(l) > 0 {
 		t.Errorf("left after restore:\n%s", strings.Join(l, "\n"))
+	}
+}
+
+// TestFirewallRestore adds what a NetworkPolicy engine adds — a chain in
+// the filter table, jumps to it from INPUT, FORWARD and OUTPUT, and an
+// ipset its rule matches on — and requires that Leftovers names the chain
+// and the set, and that Restore removes them and the jumps. It needs root,
+// and changes only names of its own.
+func TestFirewallRestore(t *testing.T) {
+	needRoot(t, "iptables", "ipset")
+	const chain = "INFERNO-UNITTEST-FW"
+	f := RecordFirewall()
+	run := runner(t)
+	run("iptables", "-w", "-N", chain)
+	for _, builtin := range []string{"INPUT", "FORWARD", "OUTPUT"} {
+		run("iptables", "-w", "-I", builtin, "1", "-m", "comment", "--comment", "inferno unit test", "-j", chain)
+	}
+	run("ipset", "create", chain, "hash:ip")
+	run("iptables", "-w", "-A", chain, "-m", "set", "--match-set", chain, "dst", "-j", "RETURN")
+	want := []string{"ipset " + chain, "iptables -t filter chain " + chain}
+	if diff := cmp.Diff(want, f.Leftovers()); diff != "" {
+		t.Errorf("Leftovers (-want +got):\n%s", diff)
+	}
+	if err := f.Restore(); err != nil {
+		t.Errorf("Restore: %v", err)
+	}
+	if l := f.Leftovers(); len(l) > 0 {
+		t.Errorf("left after Restore: %v", l)
+	}
+	out, _ := exec.Command("iptables", "-w", "-S").Output()
+	if strings.Contains(string(out), chain) {
+		t.Errorf("a rule still names %s:\n%s", chain, out)
+	}
+}
+
+// needRoot skips a test that changes the machine unless it runs as root
+// with the given commands, and beside no real node (restoring acts on the
+// whole machine's new chains and sets, and on the node's cgroup).
+func needRoot(t *testing.T, commands ...string) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("needs root")
+	}
+	for _, bin := range commands {
+		if _, err := exec.LookPath(bin); err != nil {
+			t.Skipf("no %s", bin)
+		}
+	}
+	if len(cgroupDirs(CgroupRoot)) > 0 {
+		t.Skip("a real node is running on this machine")
+	}
+}
+
+// runner runs a command that must succeed.
+func runner(t *testing.T) func(name string, args ...string) {
+	return func(name string, args ...string) {
+		t.Helper()
+		if out, err := exec.Command(name, args...).CombinedOutput(); err != nil {
+			t.Fatalf("%s %s: %v: %s", name, strings.Join(args, " "), err, out)
+		}
 	}
 }
 
