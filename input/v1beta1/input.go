@@ -311,11 +311,14 @@ type NetworkPolicySettings struct {
 	// MetricsNamespace is where the metrics scraper (Prometheus) runs.
 	// The servers admit it on their metrics port (the runtime's
 	// metricsPort, else its serving port), the endpoint picker on its
-	// metrics port. Required when the servers are
-	// scraped (input.monitoring.podMonitor, or a claim that scales to zero
-	// with input.keda): such claims are refused without it rather than
-	// admit a guessed namespace, which whoever may create a namespace of
-	// that name could use, or leave Prometheus (and KEDA) blind.
+	// metrics port. Required when Prometheus reads the servers
+	// (input.monitoring.podMonitor, a claim that scales to zero with
+	// input.keda, or an autoscaler on the runtime's concurrency metric,
+	// spec.autoscaling.targetConcurrency, which a custom-metrics adapter
+	// answers from Prometheus): such claims are refused without it rather
+	// than admit a guessed namespace, which whoever may create a namespace
+	// of that name could use, or leave Prometheus (and KEDA, and the
+	// autoscaler) blind.
 	// +optional
 	// +kubebuilder:validation:MaxLength=63
 	MetricsNamespace string `json:"metricsNamespace,omitempty"`

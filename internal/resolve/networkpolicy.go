@@ -1,7 +1,9 @@
 package resolve
 
 import (
+	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/inferno-ai/function-inferno/input/v1beta1"
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -60,4 +62,42 @@ func resolveNetworkPolicy(namespace string, in *v1beta1.Input, errs *FieldErrors
 		}
 	}
 	return out
+}
+
+// checkMetricsNamespace refuses a claim whose servers Prometheus reads
+// under a NetworkPolicy that admits no metrics namespace: the servers'
+// policy admits Prometheus only from input.networkPolicy.metricsNamespace,
+// so without one the metrics would never arrive, and the claim would be
+// neither refused nor served as it asked. Prometheus reads the servers for
+// a PodMonitor (pm), for KEDA's query to scale to zero, and for an
+// autoscaler on the runtime's concurrency metric, a Pods metric that a
+// custom-metrics adapter (prometheus-adapter, say) answers from
+// Prometheus. Refused rather than guessed: a namespace admitted by its
+// name alone is open to whoever can create it.
+func checkMetricsNamespace(np *networkPolicy, in *v1beta1.Input, pm *podMonitor, a *Autoscaling, errs *FieldErrors) {
+	if np == nil || in.NetworkPolicy.MetricsNamespace != "" {
+		return
+	}
+	scaleToZero := a != nil && a.ScaleToZero != nil
+	concurrency := a != nil && a.ScaleToZero == nil && a.Concurrency != nil
+	var readers []string
+	if pm != nil {
+		readers = append(readers, "scraped for input.monitoring.podMonitor")
+	}
+	if scaleToZero {
+		readers = append(readers, "queried by KEDA to scale to zero")
+	}
+	if concurrency {
+		readers = append(readers, fmt.Sprintf("read for the autoscaler's concurrency metric %s (spec.autoscaling.targetConcurrency; a custom-metrics adapter answers it from Prometheus)", a.Metric))
+	}
+	if len(readers) == 0 {
+		return
+	}
+	fix := "name the namespace Prometheus runs in"
+	if concurrency && pm == nil {
+		// Only the claim's autoscaling target needs Prometheus: its
+		// author can do without.
+		fix += "; or, in the claim, scale on CPU alone (spec.autoscaling.targetCPUUtilization without targetConcurrency)"
+	}
+	errs.Add("input.networkPolicy.metricsNamespace", "is required for this claim: its servers' metrics are %s, and the servers' NetworkPolicy admits Prometheus only from this namespace; %s", strings.Join(readers, " and "), fix)
 }

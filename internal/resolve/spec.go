@@ -103,11 +103,7 @@ func Resolve(xr *v1alpha1.XInferenceService, in *v1beta1.Input) (*Spec, []string
 	np := resolveNetworkPolicy(ns, in, &npErrs)
 	checkGroupIsolation(mn, m.Framework, rt, np, &npErrs)
 	pm := resolvePodMonitor(rt, in, &errs)
-	if np != nil && in.NetworkPolicy.MetricsNamespace == "" && (pm != nil || bounds.Autoscaling != nil && bounds.Autoscaling.ScaleToZero != nil) {
-		// Refused rather than guessed: a namespace admitted by its name
-		// alone is open to whoever can create it.
-		npErrs.Add("input.networkPolicy.metricsNamespace", "is required for this claim: its servers are scraped by Prometheus (input.monitoring.podMonitor, or KEDA's query to scale to zero), which the servers' NetworkPolicy admits only from this namespace; name the namespace Prometheus runs in")
-	}
+	checkMetricsNamespace(np, in, pm, bounds.Autoscaling, &npErrs)
 	progress := resolveProgress(in, &errs)
 
 	s := &Spec{

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
@@ -207,6 +208,28 @@ func jobsCanStart(c *composition) ([]violation, error) {
 	return out, nil
 }
 
+// scraped says whether Prometheus reads the servers' metrics: for a
+// PodMonitor, for a ScaledObject's Prometheus query, or for an autoscaler
+// on a Pods metric (the runtime's concurrency gauge, which a
+// custom-metrics adapter answers from Prometheus).
+func (c *composition) scraped() (bool, error) {
+	if len(c.ofKind("PodMonitor")) > 0 || len(c.ofKind("ScaledObject")) > 0 {
+		return true, nil
+	}
+	for _, o := range c.ofKind("HorizontalPodAutoscaler") {
+		h, err := decode[autoscalingv2.HorizontalPodAutoscaler](o.U)
+		if err != nil {
+			return false, err
+		}
+		for _, m := range h.Spec.Metrics {
+			if m.Type == autoscalingv2.PodsMetricSourceType {
+				return true, nil
+			}
+		}
+	}
+	return false, nil
+}
+
 // flowsAdmitted: with the Input's NetworkPolicy on, every pod the function
 // renders is selected by a NetworkPolicy; every flow an enabled feature
 // needs is admitted on its port (the claim's namespace and the Gateway's
@@ -254,9 +277,12 @@ func flowsAdmitted(c *composition) ([]violation, error) {
 			picker = &pods[i]
 		}
 	}
-	scraped := len(c.ofKind("PodMonitor")) > 0 || len(c.ofKind("ScaledObject")) > 0
+	scraped, err := c.scraped()
+	if err != nil {
+		return nil, err
+	}
 	if scraped && ns.Metrics == "" {
-		out = append(out, violation{"flow not admitted: Prometheus → servers", "the servers' metrics are scraped (a PodMonitor or a ScaledObject's Prometheus query) but no metrics namespace is admitted: input.networkPolicy.metricsNamespace is empty"})
+		out = append(out, violation{"flow not admitted: Prometheus → servers", "the servers' metrics are scraped (a PodMonitor, a ScaledObject's Prometheus query, or an autoscaler's Pods metric) but no metrics namespace is admitted: input.networkPolicy.metricsNamespace is empty"})
 	}
 	for i := range pods {
 		p := &pods[i]

@@ -294,6 +294,12 @@ func TestFlowsAdmitted(t *testing.T) {
 		"spec": map[string]any{"scaleTargetRef": map[string]any{"name": "llama", "service": "llama", "port": int64(80)}}})
 	pullJob := job("llama-pull-1", restrictedPod("llama-weights", 0))
 	pullPolicy := policy("llama.pull", pullerLabels)
+	hpa := func(metric map[string]any) runtime.Object {
+		return foreign(map[string]any{"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler", "metadata": map[string]any{"name": "llama", "namespace": ns},
+			"spec": map[string]any{"scaleTargetRef": map[string]any{"apiVersion": "apps/v1", "kind": "Deployment", "name": "llama"}, "maxReplicas": int64(3), "metrics": []any{metric}}})
+	}
+	concurrencyHPA := hpa(map[string]any{"type": "Pods", "pods": map[string]any{"metric": map[string]any{"name": "vllm_num_requests_running"}, "target": map[string]any{"type": "AverageValue", "averageValue": "8"}}})
+	cpuHPA := hpa(map[string]any{"type": "Resource", "resource": map[string]any{"name": "cpu", "target": map[string]any{"type": "Utilization", "averageUtilization": int64(80)}}})
 	runCases(t, flowsAdmitted, []checkCase{
 		{"NetworkPolicy off", func(t *testing.T) *composition { return handBuilt(t, nil, nil, nil, server, svc) }, ""},
 		{"good", func(t *testing.T) *composition {
@@ -314,6 +320,12 @@ func TestFlowsAdmitted(t *testing.T) {
 		{"scraped without a metrics namespace", func(t *testing.T) *composition {
 			return handBuilt(t, np(func(in *v1beta1.Input) { in.NetworkPolicy.MetricsNamespace = "" }), nil, nil, server, svc, serverPolicy(ns, "gateways"), podMonitor)
 		}, "flow not admitted: Prometheus → servers"},
+		{"concurrency autoscaler without a metrics namespace", func(t *testing.T) *composition {
+			return handBuilt(t, np(func(in *v1beta1.Input) { in.NetworkPolicy.MetricsNamespace = "" }), nil, nil, server, svc, serverPolicy(ns, "gateways"), concurrencyHPA)
+		}, "flow not admitted: Prometheus → servers"},
+		{"CPU autoscaler without a metrics namespace", func(t *testing.T) *composition {
+			return handBuilt(t, np(func(in *v1beta1.Input) { in.NetworkPolicy.MetricsNamespace = "" }), nil, nil, server, svc, serverPolicy(ns, "gateways"), cpuHPA)
+		}, ""},
 		{"metrics namespace not admitted", func(t *testing.T) *composition {
 			return handBuilt(t, np(nil), nil, nil, server, svc, serverPolicy(ns, "gateways"), podMonitor)
 		}, "flow not admitted: Prometheus → servers"},
