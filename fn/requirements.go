@@ -7,10 +7,11 @@ import (
 	"google.golang.org/protobuf/proto"
 )
 
-// requireCache asks Crossplane for the service's ModelCache.
+// requireCache asks Crossplane for the service's ModelCache, its
+// composite and its volume claim.
 func requireCache(rsp *fnv1.RunFunctionResponse, s *resolve.Spec) {
-	if sel := observe.CacheRequirement(s); sel != nil {
-		require(rsp, observe.RequirementCache, sel)
+	for key, sel := range observe.CacheRequirements(s) {
+		require(rsp, key, sel)
 	}
 }
 

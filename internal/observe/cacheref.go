@@ -12,6 +12,8 @@ import (
 	"github.com/inferno-ai/function-inferno/internal/resolve"
 	"github.com/inferno-ai/function-inferno/internal/structcodec"
 	"google.golang.org/protobuf/proto"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // An InferenceService with spec.model.cacheRef serves weights a ModelCache
@@ -25,22 +27,54 @@ import (
 // otherwise point the servers at any volume claim of the namespace, around
 // input.policy.allowPVCURIs. Nothing is pulled and no volume is made for
 // the service, so the weights outlive it.
+//
+// The volume of that name must also be the cache's own: whoever may create
+// a PersistentVolumeClaim in the namespace could make <cache>-cache before
+// the cache's composition does (bound to a volume of its choosing, or
+// cloned from another claim, with the puller's marker already in it), and
+// the servers would then mount weights that no pull under the policy put
+// there. So the function also asks Crossplane for the cache's composite (by
+// the claim labels Crossplane sets on it, which no tenant writes) and for
+// the volume claim, and serves only from a volume the composite controls
+// (CheckCacheVolume).
 
-// RequirementCache keys the required ModelCache in the request and the
-// response.
-const RequirementCache = "model-cache"
+// The keys of the required resources of a service on a ModelCache, in the
+// request and the response: the ModelCache claim, its composite, and the
+// volume claim that holds its weights.
+const (
+	RequirementCache          = "model-cache"
+	RequirementCacheComposite = "model-cache-composite"
+	RequirementCacheVolume    = "model-cache-volume"
+)
 
-// CacheRequirement is the selector of the ModelCache claim a service
-// needs, or nil without a cacheRef.
-func CacheRequirement(s *resolve.Spec) *fnv1.ResourceSelector {
+// CacheRequirements are the selectors of what a service on a ModelCache
+// needs, by requirement key: the cache's claim, its composite and its
+// volume claim. None without a cacheRef.
+func CacheRequirements(s *resolve.Spec) map[string]*fnv1.ResourceSelector {
 	if s.Model.Cache == "" {
 		return nil
 	}
-	return &fnv1.ResourceSelector{
-		ApiVersion: v1alpha1.SchemeGroupVersion.String(),
-		Kind:       v1alpha1.CacheClaimKind,
-		Match:      &fnv1.ResourceSelector_MatchName{MatchName: s.Model.Cache},
-		Namespace:  proto.String(s.Namespace),
+	return map[string]*fnv1.ResourceSelector{
+		RequirementCache: {
+			ApiVersion: v1alpha1.SchemeGroupVersion.String(),
+			Kind:       v1alpha1.CacheClaimKind,
+			Match:      &fnv1.ResourceSelector_MatchName{MatchName: s.Model.Cache},
+			Namespace:  proto.String(s.Namespace),
+		},
+		// Cluster-scoped: no namespace.
+		RequirementCacheComposite: {
+			ApiVersion: v1alpha1.SchemeGroupVersion.String(),
+			Kind:       v1alpha1.CacheCompositeKind,
+			Match: &fnv1.ResourceSelector_MatchLabels{MatchLabels: &fnv1.MatchLabels{Labels: map[string]string{
+				resolve.LabelClaimName: s.Model.Cache, resolve.LabelClaimNamespace: s.Namespace,
+			}}},
+		},
+		RequirementCacheVolume: {
+			ApiVersion: "v1",
+			Kind:       "PersistentVolumeClaim",
+			Match:      &fnv1.ResourceSelector_MatchName{MatchName: resolve.CacheVolume(s.Model.Cache)},
+			Namespace:  proto.String(s.Namespace),
+		},
 	}
 }
 
@@ -98,7 +132,10 @@ type CachedWeights struct {
 //  6. otherwise the revision's phase, as the cache's status reports it:
 //     Ready, Failed, or pulling. Ready, the weights are the volume and
 //     directory derived from the cache's name and spec; a status.pvcName
-//     or revision path that names others is ignored, with a warning.
+//     or revision path that names others is ignored, with a warning;
+//  7. the volume claim judged (CheckCacheVolume): one that the cache's
+//     composite does not control refuses the service, at any stage; Ready
+//     waits until both are fetched and the volume exists.
 //
 // Step 3 is a check, and checks live in resolve; but resolve is pure and
 // never sees an observed object, and the cache's spec exists first here,
@@ -128,7 +165,86 @@ func Cache(req *fnv1.RunFunctionRequest, s *resolve.Spec, in *v1beta1.Input) (*C
 	}
 	c := judgeCache(s, mc)
 	c.URI = mc.Spec.URI
-	return c, nil
+	return c, CheckCacheVolume(req, s, c)
+}
+
+// CheckCacheVolume judges the volume claim a service on a ModelCache would
+// mount, <cache>-cache, against the cache's composite, both as Crossplane
+// fetched them:
+//  1. the volume exists and no composite of the cache controls it (another
+//     controller, or none: someone made it before the cache's composition
+//     could): an error naming spec.model.cacheRef, the volume and who has
+//     it, which refuses the service at any stage;
+//  2. the cache reports the revision Ready, and the volume or the
+//     composite is not fetched yet: the wait of an unresolved cache;
+//  3. Ready, and the volume or the composite does not exist (a status
+//     that runs ahead of the cache, or a cache being deleted): pulling;
+//  4. otherwise c stands.
+//
+// A volume with no composite to compare against is not refused (3): that
+// is a cache on its way in or out, and nothing is mounted meanwhile.
+func CheckCacheVolume(req *fnv1.RunFunctionRequest, s *resolve.Spec, c *CachedWeights) error {
+	name, vol := s.Model.Cache, resolve.CacheVolume(s.Model.Cache)
+	vols, volFetched := required(req, RequirementCacheVolume)
+	xrs, xrFetched := required(req, RequirementCacheComposite)
+	var composites []metav1.ObjectMeta
+	for _, it := range xrs.GetItems() {
+		xr := &v1alpha1.XModelCache{}
+		if err := decodeFields(it.GetResource(), xr, "metadata"); err != nil {
+			return fmt.Errorf("cannot decode the composite of ModelCache %s: %w", name, err)
+		}
+		composites = append(composites, xr.ObjectMeta)
+	}
+	if len(vols.GetItems()) > 0 && len(composites) > 0 {
+		pvc := &corev1.PersistentVolumeClaim{}
+		if err := decodeFields(vols.GetItems()[0].GetResource(), pvc, "metadata"); err != nil {
+			return fmt.Errorf("cannot decode volume claim %s: %w", vol, err)
+		}
+		if !slices.ContainsFunc(composites, func(xr metav1.ObjectMeta) bool { return controlledByComposite(pvc.ObjectMeta, xr) }) {
+			var errs resolve.FieldErrors
+			errs.Add("spec.model.cacheRef.name", "ModelCache %s keeps its weights in volume claim %s, but the %s in namespace %s is not the cache's own: %s, not by the cache's composite %s. The servers would mount weights that no pull under the platform's policy put there, so InferenceService %s is refused; delete that volume claim (kubectl delete -n %s pvc/%s) so that the cache's composition can make its own and pull into it",
+				name, vol, vol, s.Namespace, volumeController(pvc.ObjectMeta), composites[0].Name, s.Name, s.Namespace, vol)
+			return errs.Err()
+		}
+	}
+	if c.State != CacheReady {
+		return nil
+	}
+	switch {
+	case !volFetched || !xrFetched:
+		*c = CachedWeights{URI: c.URI, State: cacheUnresolved, Message: fmt.Sprintf("waiting for Crossplane to fetch the volume claim %s of ModelCache %s", vol, name)}
+	case len(vols.GetItems()) == 0 || len(composites) == 0:
+		*c = CachedWeights{URI: c.URI, State: CachePulling, Message: fmt.Sprintf("ModelCache %s reports its weights ready, but its volume claim %s or its composite does not exist (yet, or any more); the servers start once the cache's composition has made the volume", name, vol)}
+	}
+	return nil
+}
+
+// volumeController says who controls a volume claim, for a refusal.
+func volumeController(m metav1.ObjectMeta) string {
+	c := metav1.GetControllerOfNoCopy(&m)
+	switch {
+	case c == nil:
+		return "it is controlled by nobody (someone made it by hand)"
+	case c.Kind == v1alpha1.CacheCompositeKind:
+		return fmt.Sprintf("its controller reference names %s %s with uid %s", c.Kind, c.Name, c.UID)
+	default:
+		return fmt.Sprintf("it is controlled by %s %s", c.Kind, c.Name)
+	}
+}
+
+// controlledByComposite says whether the object of metadata m is
+// controlled by composite xr: its controller reference names xr's uid.
+// Only where xr has no uid (crossplane render's composites have none) is
+// Crossplane's crossplane.io/composite label taken instead. Stricter than
+// resolve.Spec.Owns, which takes the label whenever either uid is missing:
+// there a wrong verdict costs a confusing name clash, here a volume of the
+// tenant's choosing, and the label is anyone's to write.
+func controlledByComposite(m metav1.ObjectMeta, xr metav1.ObjectMeta) bool {
+	if xr.UID == "" {
+		return m.Labels[resolve.LabelComposite] != "" && m.Labels[resolve.LabelComposite] == xr.Name
+	}
+	c := metav1.GetControllerOfNoCopy(&m)
+	return c != nil && c.UID == xr.UID && c.Kind == v1alpha1.CacheCompositeKind
 }
 
 // judgeCache judges a decoded ModelCache for the service (see Cache).

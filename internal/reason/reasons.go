@@ -240,7 +240,7 @@ var Docs = [NumReasons]doc{
 	},
 	CacheUnresolved: {
 		Name: "CacheUnresolved", Type: ConditionWeightsReady, Status: false,
-		Means: "The service is on a ModelCache (`spec.model.cacheRef`) and Crossplane has not fetched it yet. Seen only mid-reconcile, or with a Crossplane that does not resolve required resources.",
+		Means: "The service is on a ModelCache (`spec.model.cacheRef`) and Crossplane has not fetched it (or its composite and volume claim) yet. Seen only mid-reconcile, or with a Crossplane that does not resolve required resources.",
 		Do:    "Wait. If it stays, the Crossplane version does not support required resources (v1.15 and later do).",
 	},
 	CacheMissing: {
@@ -250,7 +250,7 @@ var Docs = [NumReasons]doc{
 	},
 	CachePulling: {
 		Name: "CachePulling", Type: ConditionWeightsReady, Status: false,
-		Means: "The ModelCache is still pulling the revision. Phase `Pulling`.",
+		Means: "The ModelCache is still pulling the revision, or reports it pulled while its volume claim does not exist (yet, or any more). Phase `Pulling`.",
 		Do:    "Wait; follow it with `kubectl -n <ns> get modelcache <name>`.",
 	},
 	CacheFailed: {

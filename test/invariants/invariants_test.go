@@ -21,8 +21,6 @@ import (
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"google.golang.org/protobuf/proto"
-
-	"google.golang.org/protobuf/types/known/structpb"
 )
 
 // The features a platform turns on in its Input, one bit each. KEDA's HTTP
@@ -141,9 +139,10 @@ type example struct {
 	Name  string
 	XR    map[string]any
 	Input map[string]any
-	// Required is the ModelCache claim a service on a cache is given, by
-	// stage; nil for other claims.
-	Required map[string]map[string]any
+	// Required is what a service on a cache is given, by stage: the
+	// ModelCache claim, its composite and its volume claim; nil for other
+	// claims.
+	Required map[string][]map[string]any
 }
 
 // examples reads every claim of examples/ that a Composition renders: the
@@ -187,16 +186,20 @@ func examples(t testing.TB) []example {
 	add("modelcache", "modelcache/xr.yaml", cacheInput)
 	add("modelcache/service", "modelcache/service-xr.yaml", plain)
 	svc := &out[len(out)-1]
-	svc.Required = map[string]map[string]any{}
+	svc.Required = map[string][]map[string]any{}
 	for _, st := range []string{"pulling", "failed", "ready"} {
-		svc.Required[st] = must(readYAML("../../examples/modelcache/required/" + st + ".yaml"))
+		docs, err := readYAMLDocs("../../examples/modelcache/required/" + st + ".yaml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		svc.Required[st] = docs
 	}
 	return out
 }
 
-// requiredAt is the ModelCache claim a service on a cache is given at a
-// stage: pulling and failed as named, ready from then on.
-func (e example) requiredAt(stage string) map[string]any {
+// requiredAt is what a service on a cache is given at a stage: pulling
+// and failed as named, ready from then on.
+func (e example) requiredAt(stage string) []map[string]any {
 	if e.Required == nil {
 		return nil
 	}
@@ -205,6 +208,17 @@ func (e example) requiredAt(stage string) map[string]any {
 		return e.Required[stage]
 	}
 	return e.Required["ready"]
+}
+
+// cacheClaimAt is the ModelCache claim among what a service on a cache is
+// given at a stage; nil for other claims.
+func (e example) cacheClaimAt(stage string) map[string]any {
+	for _, o := range e.requiredAt(stage) {
+		if o["kind"] == "ModelCache" {
+			return o
+		}
+	}
+	return nil
 }
 
 // failures collects violations across many renders, grouped by check and
@@ -363,7 +377,7 @@ func TestInvariants(t *testing.T) {
 				where := j.ex.Name + " [" + features(j.combo) + "]"
 				rs, err := walkExample(j.ex, in)
 				if err == nil {
-					err = checkRenders(rs, j.ex.XR, in, j.ex.requiredAt, where, &f)
+					err = checkRenders(rs, j.ex.XR, in, j.ex.cacheClaimAt, where, &f)
 				}
 				mu.Lock()
 				if err != nil && firstErr == nil {
@@ -430,15 +444,15 @@ func walkExample(ex example, input map[string]any) ([]render, error) {
 	}
 	r := &renderer{xr: xr, input: in}
 	if ex.Required != nil {
-		required := map[string]*structpb.Struct{}
+		required := map[string]map[string]*fnv1.Resources{}
 		for _, st := range []string{stageFresh, stagePulling, stageFailed, stageServing} {
-			s, err := toStruct(ex.requiredAt(st))
+			s, err := requiredResources(ex.requiredAt(st))
 			if err != nil {
 				return nil, err
 			}
 			required[st] = s
 		}
-		r.required = func(stage string) *structpb.Struct {
+		r.required = func(stage string) map[string]*fnv1.Resources {
 			if s, ok := required[stage]; ok {
 				return s
 			}

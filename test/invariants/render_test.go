@@ -36,9 +36,9 @@ const observedTime = "2026-12-01T10:00:00Z"
 // renderer renders one claim (an XR) under one Input.
 type renderer struct {
 	xr, input *structpb.Struct
-	// required is the ModelCache claim a service on a cache is given at a
-	// stage (nil for none).
-	required func(stage string) *structpb.Struct
+	// required is what a service on a cache is given at a stage, by
+	// requirement key (nil for none).
+	required func(stage string) map[string]*fnv1.Resources
 }
 
 // run calls RunFunction with what is observed at a stage.
@@ -49,9 +49,7 @@ func (r *renderer) run(stage string, observed map[string]*fnv1.Resource) (*fnv1.
 		Observed: &fnv1.State{Composite: &fnv1.Resource{Resource: r.xr}, Resources: observed},
 	}
 	if r.required != nil {
-		if cache := r.required(stage); cache != nil {
-			req.RequiredResources = map[string]*fnv1.Resources{"model-cache": {Items: []*fnv1.Resource{{Resource: cache}}}}
-		}
+		req.RequiredResources = r.required(stage)
 	}
 	return (&fn.Function{}).RunFunction(context.Background(), req)
 }
@@ -274,6 +272,52 @@ func readYAML(path string) (map[string]any, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return m, nil
+}
+
+// readYAMLDocs reads every document of a YAML file.
+func readYAMLDocs(path string) ([]map[string]any, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var out []map[string]any
+	for _, doc := range strings.Split("\n"+string(b), "\n---\n") {
+		m := map[string]any{}
+		if err := yaml.Unmarshal([]byte(doc), &m); err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		if len(m) > 0 {
+			out = append(out, m)
+		}
+	}
+	return out, nil
+}
+
+// requiredKeys are the requirement keys under which the function asks
+// Crossplane for what a service on a ModelCache needs, by kind.
+var requiredKeys = map[string]string{
+	"ModelCache": "model-cache", "XModelCache": "model-cache-composite", "PersistentVolumeClaim": "model-cache-volume",
+}
+
+// requiredResources files objs under their requirement keys, each key
+// resolved (empty when objs has none of its kind).
+func requiredResources(objs []map[string]any) (map[string]*fnv1.Resources, error) {
+	out := map[string]*fnv1.Resources{}
+	for _, key := range requiredKeys {
+		out[key] = &fnv1.Resources{}
+	}
+	for _, o := range objs {
+		key, ok := requiredKeys[fmt.Sprint(o["kind"])]
+		if !ok {
+			return nil, fmt.Errorf("a required %v is nothing a service on a cache asks for", o["kind"])
+		}
+		s, err := toStruct(o)
+		if err != nil {
+			return nil, err
+		}
+		out[key].Items = append(out[key].Items, &fnv1.Resource{Resource: s})
+	}
+	return out, nil
 }
 
 // compositionInput is the Input of a Composition file's one step.

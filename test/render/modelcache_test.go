@@ -1,9 +1,12 @@
 package render
 
 import (
+	"context"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"sigs.k8s.io/yaml"
@@ -87,4 +90,54 @@ func toYAMLString(v any) string {
 		return ""
 	}
 	return string(b)
+}
+
+// TestCrossplaneRenderCacheVolumeNotTheCaches renders the service on the
+// ModelCache example through the real crossplane CLI with the Ready cache,
+// its composite, and a volume claim llama-3-1-8b-cache that the composite
+// does not control (made by hand, with Crossplane's labels copied onto it):
+// the service is refused, naming the volume and the fix, and nothing is
+// composed. service/ready in TestCrossplaneRenderModelCache is the same
+// with the cache's own volume.
+func TestCrossplaneRenderCacheVolumeNotTheCaches(t *testing.T) {
+	cli := crossplaneCLI(t)
+	f, err := StartFunction(buildFunction(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(f.Stop)
+	b, err := os.ReadFile(filepath.Join(root, "examples", "modelcache", "required", "ready.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs := strings.Split(string(b), "\n---\n")
+	if len(docs) != 3 || !strings.Contains(docs[2], "kind: PersistentVolumeClaim") {
+		t.Fatalf("examples/modelcache/required/ready.yaml: want the claim, the composite and the volume claim, got %d documents", len(docs))
+	}
+	// The cache's own volume claim, less its controller reference.
+	byHand := docs[2][:strings.Index(docs[2], "  ownerReferences:")] + docs[2][strings.Index(docs[2], "status:"):]
+	if strings.Contains(byHand, "ownerReferences") || !strings.Contains(byHand, "crossplane.io/composite: llama-3-1-8b-m4x2p") {
+		t.Fatalf("the hand-made volume claim is not what the test means:\n%s", byHand)
+	}
+	required := filepath.Join(t.TempDir(), "required.yaml")
+	if err := os.WriteFile(required, []byte(strings.Join([]string{docs[0], docs[1], byHand}, "\n---\n")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	out, err := f.Render(ctx, Args{
+		CLI:         cli,
+		XR:          filepath.Join(root, "examples", "modelcache", "service-xr.yaml"),
+		Composition: filepath.Join(root, "apis", "composition.yaml"),
+		Functions:   filepath.Join(root, "examples", "functions.yaml"),
+		Required:    required,
+	})
+	if err == nil {
+		t.Fatalf("rendered, want a refusal:\n%s", out)
+	}
+	for _, want := range []string{"spec.model.cacheRef.name: ModelCache llama-3-1-8b keeps its weights in volume claim llama-3-1-8b-cache", "controlled by nobody", "kubectl delete -n team-a pvc/llama-3-1-8b-cache"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("the refusal does not say %q:\n%v", want, err)
+		}
+	}
 }
