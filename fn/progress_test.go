@@ -242,3 +242,64 @@ func TestProgressWords(t *testing.T) {
 func fromMap(m map[string]any, out any) error {
 	return runtime.DefaultUnstructuredConverter.FromUnstructured(m, out)
 }
+
+// TestAdapterProgressStatus: an adapter's pull reports its progress as the
+// model's does: status.pulls lists it after the versions' pulls, by
+// adapter name, and its status.adapters message says how far it is (or
+// that no report came yet).
+func TestAdapterProgressStatus(t *testing.T) {
+	xr := loraXR(t)
+	delete(xr["spec"].(map[string]any)["model"].(map[string]any), "credentialsSecretRef")
+	fresh := run(t, newRequest(t, xr, progressInput))
+	jobs := adapterJobs(t, fresh)
+	const sqlURI, supportURI = "hf://meta-llama/llama-3.1-8b-sql-lora", "hf://acme/support-lora"
+	sqlReport := render.ResourceProgressPrefix + resolve.ShortHash([]string{sqlURI, ""})
+	if _, ok := fresh.GetDesired().GetResources()[sqlReport]; !ok {
+		t.Fatalf("no progress ConfigMap %s for adapter sql among %v", sqlReport, desiredNames(fresh))
+	}
+	var obs []observedObject
+	for _, n := range desiredNames(fresh) {
+		var st map[string]any
+		if strings.HasPrefix(n, render.ResourceJobPrefix) {
+			st = map[string]any{"active": 1}
+			if desiredObject[batchv1.Job](t, fresh, n).Labels[render.LabelAdapter] == "" {
+				st = map[string]any{"conditions": []any{map[string]any{"type": "Complete", "status": "True"}}}
+			}
+		}
+		o := observedFrom(t, fresh, n, st)
+		if n == sqlReport {
+			o.Object["data"] = map[string]any{"bytes": "3328599655", "total": "16106127360", "rate": "125829120", "startedAt": "2026-12-03T10:00:00Z", "updatedAt": "2026-12-03T10:00:27Z"}
+		}
+		obs = append(obs, o)
+	}
+	rsp := run(t, newRequest(t, xr, progressInput, obs...))
+	if msg := fatalMessage(rsp); msg != "" {
+		t.Fatal(msg)
+	}
+	var st v1alpha1.InferenceServiceStatus
+	if err := fromMap(statusOf(rsp), &st); err != nil {
+		t.Fatal(err)
+	}
+	var model string
+	for _, n := range desiredNames(fresh) {
+		if j := desiredObject[batchv1.Job](t, fresh, n); strings.HasPrefix(n, render.ResourceJobPrefix) && j.Labels[render.LabelAdapter] == "" {
+			model = j.Name
+		}
+	}
+	want := []v1alpha1.PullStatus{
+		{URI: "hf://meta-llama/Llama-3.1-8B-Instruct", Job: model, State: "Pulled"},
+		{Adapter: "sql", URI: sqlURI, Job: jobs["sql"].Name, State: "Pulling",
+			BytesDone: ptr.To(int64(3328599655)), BytesTotal: ptr.To(int64(16106127360)), BytesPerSecond: ptr.To(int64(125829120)), ETASeconds: ptr.To(int64(102)),
+			StartedAt: "2026-12-03T10:00:00Z", UpdatedAt: "2026-12-03T10:00:27Z", Progress: "3.1 of 15.0 GiB (20%), 120.0 MiB/s, ETA 2m"},
+		{Adapter: "support", URI: supportURI, Job: jobs["support"].Name, State: "Pulling"},
+	}
+	if diff := cmp.Diff(want, st.Pulls); diff != "" {
+		t.Errorf("status.pulls (-want +got):\n%s", diff)
+	}
+	ends := map[string]string{"sql": ": 3.1 of 15.0 GiB (20%), 120.0 MiB/s, ETA 2m (reported 2026-12-03T10:00:27Z)", "support": "; no progress report yet"}
+	for _, a := range st.Adapters {
+		if !strings.HasSuffix(a.Message, ends[a.Name]) || a.Phase != v1alpha1.AdapterPulling {
+			t.Errorf("adapter %s: %s %q, want Pulling ending %q", a.Name, a.Phase, a.Message, ends[a.Name])
+		}
+	}
+}

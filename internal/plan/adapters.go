@@ -22,6 +22,9 @@ type Adapter struct {
 	// it (heldForCredentials) and is not returned yet.
 	Creds observe.Credentials
 	Held  bool
+	// Report is the pull pod's last progress report, with
+	// input.pullProgress; nil without one.
+	Report *observe.ProgressReport
 }
 
 // planAdapters renders each adapter's pull Job and reads its observed one.
@@ -42,6 +45,9 @@ func planAdapters(s *resolve.Spec, o observe.Objects) ([]Adapter, error) {
 		ap.Held = observedJob == nil && heldForCredentials(s, ap.Creds)
 		if ap.Creds.State == observe.CredentialsMissing && ap.Pull == render.JobRunning {
 			ap.Pull = render.JobAbsent
+		}
+		if s.Progress != nil {
+			ap.Report = observe.ReadProgress(o.Progress[render.ResourceProgressPrefix+a.Model.Hash])
 		}
 		out = append(out, ap)
 	}
@@ -108,4 +114,10 @@ func AdapterNames(aps []Adapter) []string {
 		out[i] = a.Name
 	}
 	return out
+}
+
+// ProgressMessage is what an adapter's status.adapters message adds while
+// its reporting pull runs, as a model's pull adds to status.message.
+func (a Adapter) ProgressMessage(s *resolve.Spec) string {
+	return progressMessage(s, a.Report)
 }

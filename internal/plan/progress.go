@@ -19,18 +19,24 @@ func progressResources(s *resolve.Spec, v *resolve.Version, o observe.Objects) [
 	}
 }
 
-// progressMessage is what the WeightsReady message adds while a reporting
-// pull runs.
+// progressMessage is what status.message adds while a reporting pull
+// runs (the WeightsReady condition goes without it).
 func (p *PulledWeights) progressMessage() string {
-	if p.s.Progress == nil {
+	return progressMessage(p.s, p.Report)
+}
+
+// progressMessage is what a running pull's message adds when pulls report
+// their progress: report r in words, or that none came yet.
+func progressMessage(s *resolve.Spec, r *observe.ProgressReport) string {
+	if s.Progress == nil {
 		return ""
 	}
-	if p.Report == nil {
+	if r == nil {
 		return "; no progress report yet"
 	}
-	msg := ": " + p.Report.Words()
-	if p.Report.UpdatedAt != "" {
-		msg += " (reported " + p.Report.UpdatedAt + ")"
+	msg := ": " + r.Words()
+	if r.UpdatedAt != "" {
+		msg += " (reported " + r.UpdatedAt + ")"
 	}
 	return msg
 }

@@ -28,7 +28,7 @@ func adapterPhase(a plan.Adapter, s *resolve.Spec, d *observe.Deployment) (phase
 		}
 		return v1alpha1.AdapterPending, fmt.Sprintf("creating pull Job %s for %s", job, a.Model.URI), nil
 	case render.JobRunning:
-		return v1alpha1.AdapterPulling, fmt.Sprintf("pull Job %s is downloading %s into volume %s", job, a.Model.URI, render.PVCName(s)), nil
+		return v1alpha1.AdapterPulling, fmt.Sprintf("pull Job %s is downloading %s into volume %s", job, a.Model.URI, render.PVCName(s)) + a.ProgressMessage(s), nil
 	case render.JobFailed:
 		why := a.Detail
 		switch a.Failure {

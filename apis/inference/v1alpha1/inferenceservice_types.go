@@ -493,7 +493,8 @@ type InferenceServiceStatus struct {
 
 	// Pulls are the service's pulls of weights and how far each is, when
 	// the platform has pull Jobs report their progress
-	// (input.pullProgress).
+	// (input.pullProgress): each version's it pulls itself, then each
+	// adapter's.
 	// +optional
 	Pulls []PullStatus `json:"pulls,omitempty"`
 	// Adapters reports each adapter of spec.adapters and its phase.

@@ -6,9 +6,14 @@ package v1alpha1
 // pod's; the estimate is the rest of the bytes at that rate.
 type PullStatus struct {
 	// Version is the version whose weights are pulled (spec.model.version,
-	// or a version of spec.traffic).
+	// or a version of spec.traffic); empty for an adapter's.
 	// +optional
 	Version string `json:"version,omitempty"`
+
+	// Adapter is the LoRA adapter (spec.adapters[].name) whose weights are
+	// pulled; empty for a version's.
+	// +optional
+	Adapter string `json:"adapter,omitempty"`
 
 	// URI of the weights.
 	URI string `json:"uri"`
