@@ -127,7 +127,10 @@ func (s *infernoSuite) networkPolicyEnforced(t *testing.T) {
 	if direct == "200" {
 		t.Errorf("a pod of %s reached the server's pod IP directly under the engine", netpolOtherNS)
 	}
-	admitted := clientRequest(ctx, t, realNS, "admitted", url)
+	// The engine learns a new pod's IP from the API server, so the first
+	// packets of a pod it has not synced yet meet the policy without it:
+	// this client retries a refused connection for a while.
+	admitted := clientRequest(ctx, t, realNS, "admitted", url, "--retry", "10", "--retry-connrefused", "--retry-delay", "1")
 	if admitted != "200" {
 		t.Errorf("a pod of the claim's namespace %s asked %s under the engine: %s, want 200", realNS, url, admitted)
 	}
@@ -337,9 +340,10 @@ func serverPodIP(ctx context.Context, t *testing.T, ns, name string) string {
 }
 
 // clientRequest runs a restricted pod with curl in ns on the real node
-// that asks url once (3 s to connect, 5 s in all) and returns the HTTP
-// status it got, or curl's exit status when it got none (28: timed out).
-func clientRequest(ctx context.Context, t *testing.T, ns, tag, url string) string {
+// that asks url once (3 s to connect, 5 s in all; more curl flags in
+// extra) and returns the HTTP status it got, or curl's exit status when it
+// got none (7: refused, 28: timed out).
+func clientRequest(ctx context.Context, t *testing.T, ns, tag, url string, extra ...string) string {
 	t.Helper()
 	name := "client-" + tag
 	pod := &corev1.Pod{
@@ -349,7 +353,7 @@ func clientRequest(ctx context.Context, t *testing.T, ns, tag, url string) strin
 	onRealNode(&pod.Spec)
 	pod.Spec.Containers[0].Image = httpPullerImage
 	pod.Spec.Containers[0].ImagePullPolicy = corev1.PullIfNotPresent
-	pod.Spec.Containers[0].Command = []string{"curl", "-sS", "-o", "/dev/null", "-w", "%{http_code}", "--connect-timeout", "3", "-m", "5", url}
+	pod.Spec.Containers[0].Command = append(append([]string{"curl", "-sS", "-o", "/dev/null", "-w", "%{http_code}", "--connect-timeout", "3", "-m", "5"}, extra...), url)
 	pod.Spec.TerminationGracePeriodSeconds = ptr.To[int64](0)
 	pods := env.admin.Typed.CoreV1().Pods(ns)
 	if _, err := pods.Create(ctx, pod, metav1.CreateOptions{}); err != nil {
