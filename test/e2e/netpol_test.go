@@ -104,7 +104,7 @@ func (s *infernoSuite) networkPolicyEnforced(t *testing.T) {
 	// Without an engine the policies are objects, nothing more: the real
 	// node's bridge lets the other namespace in. This is what makes the
 	// denial below the engine's doing.
-	if code := clientRequest(ctx, t, netpolOtherNS, "before", url); code != "200" {
+	if code, _ := clientRequest(ctx, t, netpolOtherNS, "before", url); code != "200" {
 		t.Fatalf("without an engine, a pod of %s asked %s: %s, want 200 (the bridge enforces nothing)", netpolOtherNS, url, code)
 	}
 
@@ -116,21 +116,22 @@ func (s *infernoSuite) networkPolicyEnforced(t *testing.T) {
 	// the client got rather than on one sample.
 	var denied string
 	err = kube.Eventually(ctx, 30*time.Second, time.Second, "the other namespace denied", func(ctx context.Context) (bool, string, error) {
-		denied = clientRequest(ctx, t, netpolOtherNS, fmt.Sprintf("denied-%d", time.Since(start).Milliseconds()), url)
+		denied, _ = clientRequest(ctx, t, netpolOtherNS, fmt.Sprintf("denied-%d", time.Since(start).Milliseconds()), url)
 		return denied != "200", "answered " + denied, nil
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	deniedAt := time.Since(start)
-	direct := clientRequest(ctx, t, netpolOtherNS, "denied-direct", fmt.Sprintf("http://%s:8080/v1/models", serverIP))
+	direct, _ := clientRequest(ctx, t, netpolOtherNS, "denied-direct", fmt.Sprintf("http://%s:8080/v1/models", serverIP))
 	if direct == "200" {
 		t.Errorf("a pod of %s reached the server's pod IP directly under the engine", netpolOtherNS)
 	}
 	// The engine learns a new pod's IP from the API server, so the first
 	// packets of a pod it has not synced yet meet the policy without it:
-	// this client retries a refused connection for a while.
-	admitted := clientRequest(ctx, t, realNS, "admitted", url, "--retry", "10", "--retry-connrefused", "--retry-delay", "1")
+	// this client retries a refused connection for a while, and the note
+	// says how often it was refused.
+	admitted, refusedFirst := clientRequest(ctx, t, realNS, "admitted", url, "--retry", "10", "--retry-connrefused", "--retry-delay", "1")
 	if admitted != "200" {
 		t.Errorf("a pod of the claim's namespace %s asked %s under the engine: %s, want 200", realNS, url, admitted)
 	}
@@ -147,8 +148,8 @@ func (s *infernoSuite) networkPolicyEnforced(t *testing.T) {
 	if changed := host.changes(); len(changed) > 0 {
 		t.Errorf("kube-router, with only its firewall on, changed the host beyond its filter table and ipsets:\n%s", strings.Join(changed, "\n"))
 	}
-	sc.note("engine kube-router v2.1.0 (firewall only); policies %v; before it: other namespace → 200; with it: its rules for the server %.1fs after start, other namespace → %s via the Service (observed %.1fs after start), → %s at the pod IP; claim's namespace → %s; a claim pulled and served under it in %.1fs",
-		polNames, rulesAt.Seconds(), denied, deniedAt.Seconds(), direct, admitted, time.Since(start2).Seconds())
+	sc.note("engine kube-router v2.1.0 (firewall only); policies %v; before it: other namespace → 200; with it: its rules for the server %.1fs after start, other namespace → %s via the Service (observed %.1fs after start), → %s at the pod IP; claim's namespace → %s (after %d refused tries, 1 s apart, while the engine learnt the new client's IP); a claim pulled and served under it in %.1fs",
+		polNames, rulesAt.Seconds(), denied, deniedAt.Seconds(), direct, admitted, refusedFirst, time.Since(start2).Seconds())
 }
 
 // startKubeRouter runs kube-router's NetworkPolicy firewall for the real
@@ -341,9 +342,10 @@ func serverPodIP(ctx context.Context, t *testing.T, ns, name string) string {
 
 // clientRequest runs a restricted pod with curl in ns on the real node
 // that asks url once (3 s to connect, 5 s in all; more curl flags in
-// extra) and returns the HTTP status it got, or curl's exit status when it
-// got none (7: refused, 28: timed out).
-func clientRequest(ctx context.Context, t *testing.T, ns, tag, url string, extra ...string) string {
+// extra, such as retries) and returns the HTTP status it got, or curl's
+// exit status when it got none (7: refused, 28: timed out), and how many
+// of its tries were refused.
+func clientRequest(ctx context.Context, t *testing.T, ns, tag, url string, extra ...string) (status string, refused int) {
 	t.Helper()
 	name := "client-" + tag
 	pod := &corev1.Pod{
@@ -362,29 +364,34 @@ func clientRequest(ctx context.Context, t *testing.T, ns, tag, url string, extra
 	defer func() {
 		_ = pods.Delete(context.Background(), name, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)})
 	}()
-	var got string
 	err := kube.Eventually(ctx, time.Minute, 250*time.Millisecond, "client "+ns+"/"+name+" done", func(ctx context.Context) (bool, string, error) {
 		p, err := pods.Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			return false, "", err
 		}
 		for _, cs := range p.Status.ContainerStatuses {
-			if term := cs.State.Terminated; term != nil {
-				got = fmt.Sprintf("curl exit %d", term.ExitCode)
-				if term.ExitCode == 0 {
-					b, err := pods.GetLogs(name, &corev1.PodLogOptions{}).DoRaw(ctx)
-					if err != nil {
-						return false, "", err
-					}
-					got = strings.TrimSpace(string(b))
-				}
-				return true, "", nil
+			term := cs.State.Terminated
+			if term == nil {
+				continue
 			}
+			// The log is curl's errors (stderr), one a try, then the
+			// status (stdout, -w) when it got one.
+			b, err := pods.GetLogs(name, &corev1.PodLogOptions{}).DoRaw(ctx)
+			if err != nil {
+				return false, "", err
+			}
+			refused = strings.Count(string(b), "curl: (7)")
+			status = fmt.Sprintf("curl exit %d", term.ExitCode)
+			if term.ExitCode == 0 {
+				lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+				status = strings.TrimSpace(lines[len(lines)-1])
+			}
+			return true, "", nil
 		}
 		return false, string(p.Status.Phase), nil
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return got
+	return status, refused
 }
