@@ -307,9 +307,7 @@ func TestScaleToZeroGolden(t *testing.T) {
 	for _, st := range stages {
 		t.Run(st.name, func(t *testing.T) {
 			o := append(append([]observedObject{}, obs...), st.deployment, service, observedFrom(t, servers, render.ResourceScaledObject, kedaStatus("True", "False")),
-				observedFrom(t, servers, render.ResourceHTTPScaledObject, map[string]any{"conditions": []any{
-					map[string]any{"type": "Ready", "status": "True", "reason": "HTTPScaledObjectIsReady", "message": "Finished object creation"},
-				}}))
+				observedFrom(t, servers, render.ResourceHTTPScaledObject, httpAddOnStatus("chat", "True")))
 			fixture := filepath.Join(scaleToZeroDir, "observed", st.name+".yaml")
 			if *update {
 				writeObserved(t, fixture, "examples/scale-to-zero/xr.yaml", st.name, o)
@@ -343,9 +341,29 @@ func exampleInput(t testing.TB, path string) map[string]any {
 	return in
 }
 
+// httpAddOnStatus is the status of claim name's HTTPScaledObject as the add-on's
+// operator writes it (v0.12.0, operator/controllers/http): a
+// metav1.Condition Ready, True once it reconciled the object (with the
+// skip annotation: made no ScaledObject of its own), False with
+// CreateError when that failed.
+func httpAddOnStatus(name, ready string) map[string]any {
+	reason, msg := "Reconciled", "ScaledObject created and configured"
+	if ready != "True" {
+		reason, msg = "CreateError", "Failed to create scaled objects: scaledobjects.keda.sh is forbidden"
+	}
+	return map[string]any{
+		"targetWorkload": "apps/v1/Deployment/" + name, "targetService": name + ":80",
+		"conditions": []any{map[string]any{
+			"type": "Ready", "status": ready, "reason": reason, "message": msg,
+			"lastTransitionTime": "2026-12-06T03:00:00Z", "observedGeneration": int64(1),
+		}},
+	}
+}
+
 // TestHTTPAddOn: with input.keda.httpAddOn the claim also gets an
 // HTTPScaledObject that keeps the add-on from making a ScaledObject of its
-// own, and the function's ScaledObject the add-on's external-push trigger.
+// own and gives the interceptor timeouts for a model server, and the
+// function's ScaledObject the add-on's external-push trigger.
 func TestHTTPAddOn(t *testing.T) {
 	in := kedaInput()
 	setPath(in, map[string]any{"enabled": true}, "keda", "httpAddOn")
@@ -358,6 +376,9 @@ func TestHTTPAddOn(t *testing.T) {
 		Replicas:        &keda.HTTPReplicas{Min: ptr.To(int32(0)), Max: ptr.To(int32(3))},
 		ScaledownPeriod: ptr.To(int32(300)),
 		ScalingMetric:   &keda.HTTPScaledMetric{Concurrency: &keda.HTTPTarget{TargetValue: 4}},
+		// vLLM's preset may load for 1800 s; a completion may take 600 s
+		// to its headers.
+		Timeouts: &keda.HTTPTimeouts{ConditionWait: "1860s", ResponseHeader: "600s"},
 	}
 	if diff := cmp.Diff(want, got.Spec); diff != "" {
 		t.Errorf("HTTPScaledObject spec (-want +got):\n%s", diff)
@@ -378,11 +399,21 @@ func TestHTTPAddOn(t *testing.T) {
 	if readiness(servers, render.ResourceHTTPScaledObject) == fnv1.Ready_READY_TRUE {
 		t.Error("an HTTPScaledObject not observed is ready")
 	}
-	// Observed with the add-on's Ready condition: ready.
-	o := append(obs, observedFrom(t, servers, render.ResourceHTTPScaledObject, map[string]any{"conditions": []any{
-		map[string]any{"type": "Ready", "status": "True", "reason": "HTTPScaledObjectIsReady", "message": "Finished object creation"},
-	}}))
-	if rsp := run(t, newRequest(t, xr, in, o...)); readiness(rsp, render.ResourceHTTPScaledObject) != fnv1.Ready_READY_TRUE {
-		t.Error("an HTTPScaledObject with Ready=True is not ready")
+	// Observed with the add-on's Ready condition: ready; Ready=False:
+	// not.
+	for ready, want := range map[string]fnv1.Ready{"True": fnv1.Ready_READY_TRUE, "False": fnv1.Ready_READY_FALSE} {
+		o := append(append([]observedObject{}, obs...), observedFrom(t, servers, render.ResourceHTTPScaledObject, httpAddOnStatus("llama", ready)))
+		if got := readiness(run(t, newRequest(t, xr, in, o...)), render.ResourceHTTPScaledObject); got != want {
+			t.Errorf("an HTTPScaledObject with Ready=%s is %v, want %v", ready, got, want)
+		}
+	}
+
+	// The Input's response timeout, and the runtime's start-up budget.
+	setPath(in, map[string]any{"enabled": true, "responseTimeoutSeconds": 45}, "keda", "httpAddOn")
+	setPath(in, map[string]any{"vllm": map[string]any{"startupSeconds": 120}}, "runtimes")
+	servers, _ = pulled(t, xr, in)
+	got = desiredObject[keda.HTTPScaledObject](t, servers, render.ResourceHTTPScaledObject)
+	if diff := cmp.Diff(&keda.HTTPTimeouts{ConditionWait: "180s", ResponseHeader: "45s"}, got.Spec.Timeouts); diff != "" {
+		t.Errorf("HTTPScaledObject timeouts with responseTimeoutSeconds 45 and startupSeconds 120 (-want +got):\n%s", diff)
 	}
 }

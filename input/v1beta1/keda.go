@@ -47,7 +47,7 @@ type KEDASettings struct {
 	Fallback *KEDAFallback `json:"fallback,omitempty"`
 
 	// HTTPAddOn wakes services from zero through KEDA's HTTP add-on
-	// (checked against github.com/kedacore/http-add-on v0.8.0): each claim
+	// (checked against github.com/kedacore/http-add-on v0.12.0): each claim
 	// that scales to zero also gets an HTTPScaledObject
 	// (http.keda.sh/v1alpha1) for its Service, whose interceptor holds
 	// requests while a server starts, and its ScaledObject an
@@ -70,6 +70,17 @@ type KEDAHTTPAddOn struct {
 	// +kubebuilder:validation:MaxLength=253
 	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9.]*[a-z0-9])?:[0-9]{1,5}$`
 	ScalerAddress string `json:"scalerAddress,omitempty"`
+
+	// ResponseTimeoutSeconds is how long the add-on's interceptor waits
+	// for a server's response headers once it forwarded a request (the
+	// HTTPScaledObject's timeouts.responseHeader). A completion that is
+	// not streamed sends its headers when it is done, so this bounds the
+	// longest answer; the add-on's own default (500 ms) would cut almost
+	// every one. Defaults to 600.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=86400
+	ResponseTimeoutSeconds *int32 `json:"responseTimeoutSeconds,omitempty"`
 }
 
 // KEDAFallback is a ScaledObject's fallback.
@@ -89,11 +100,12 @@ type KEDAFallback struct {
 
 // Defaults of KEDASettings.
 const (
-	DefaultKEDACooldownPeriod           int32 = 300
-	DefaultKEDAPollingInterval          int32 = 15
-	DefaultKEDAFallbackFailureThreshold int32 = 3
-	DefaultKEDAFallbackReplicas         int32 = 1
-	DefaultKEDAHTTPScalerAddress              = "keda-add-ons-http-external-scaler.keda:9090"
+	DefaultKEDACooldownPeriod             int32 = 300
+	DefaultKEDAPollingInterval            int32 = 15
+	DefaultKEDAFallbackFailureThreshold   int32 = 3
+	DefaultKEDAFallbackReplicas           int32 = 1
+	DefaultKEDAHTTPScalerAddress                = "keda-add-ons-http-external-scaler.keda:9090"
+	DefaultKEDAHTTPResponseTimeoutSeconds int32 = 600
 	// DefaultKEDANamespace is input.networkPolicy.kedaNamespace's default.
 	DefaultKEDANamespace = "keda"
 )
@@ -109,7 +121,11 @@ func (in *Input) ScaleToZero() (KEDASettings, bool) {
 	k.PollingInterval = orPtr(k.PollingInterval, ptr(DefaultKEDAPollingInterval))
 	k.Fallback = orPtr(k.Fallback, &KEDAFallback{FailureThreshold: DefaultKEDAFallbackFailureThreshold, Replicas: DefaultKEDAFallbackReplicas})
 	if a := k.HTTPAddOn; a != nil && a.Enabled {
-		k.HTTPAddOn = &KEDAHTTPAddOn{Enabled: true, ScalerAddress: orString(a.ScalerAddress, DefaultKEDAHTTPScalerAddress)}
+		k.HTTPAddOn = &KEDAHTTPAddOn{
+			Enabled:                true,
+			ScalerAddress:          orString(a.ScalerAddress, DefaultKEDAHTTPScalerAddress),
+			ResponseTimeoutSeconds: orPtr(a.ResponseTimeoutSeconds, ptr(DefaultKEDAHTTPResponseTimeoutSeconds)),
+		}
 	} else {
 		k.HTTPAddOn = nil
 	}

@@ -1,6 +1,8 @@
 package render
 
 import (
+	"fmt"
+
 	"github.com/inferno-ai/function-inferno/internal/kinds/keda"
 	"github.com/inferno-ai/function-inferno/internal/resolve"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -16,10 +18,10 @@ import (
 // the Deployment): the function's ScaledObject carries the add-on's
 // trigger beside the Prometheus one.
 //
-// The types are ours, checked against the CRD of
-// github.com/kedacore/http-add-on v0.8.0
+// The types are ours, checked against the CRD and code of
+// github.com/kedacore/http-add-on v0.12.0
 // (config/crd/bases/http.keda.sh_httpscaledobjects.yaml, which the e2e
-// installs; later versions are not served by the module proxy here).
+// installs, and whose operator, scaler and interceptor scenario 26c runs).
 
 // ResourceHTTPScaledObject is the composition resource name of the
 // HTTPScaledObject.
@@ -29,10 +31,22 @@ const ResourceHTTPScaledObject = "httpscaledobject"
 // ScaledObject (operator/controllers/http/app.go).
 const SkipScaledObjectCreation = "httpscaledobject.keda.sh/skip-scaledobject-creation"
 
+// ColdStartMarginSeconds is how much longer than the runtime's
+// startupSeconds the interceptor holds a request for a service at zero:
+// KEDA's reaction, scheduling and the container's start come before the
+// server's own load, which the startup probe bounds.
+const ColdStartMarginSeconds = 60
+
 // HTTPScaledObject builds the HTTPScaledObject of the version's
 // servers: the Service's in-cluster hosts, the Deployment and the
 // Service's port 80, 0 to maxReplicas servers at targetConcurrency
-// in-flight requests each, the Input's cooldown.
+// in-flight requests each, the Input's cooldown, and the interceptor's
+// timeouts (the add-on's defaults are for web services: a 20 s hold and
+// 500 ms to the response headers):
+//   - conditionWait, how long a request is held until a server is ready:
+//     the runtime's startupSeconds plus ColdStartMarginSeconds;
+//   - responseHeader, how long a forwarded request may take to its
+//     headers: input.keda.httpAddOn.responseTimeoutSeconds.
 func HTTPScaledObject(s *resolve.Spec, v *resolve.Version, maxReplicas int32) *keda.HTTPScaledObject {
 	svc := s.Name
 	return &keda.HTTPScaledObject{
@@ -47,6 +61,10 @@ func HTTPScaledObject(s *resolve.Spec, v *resolve.Version, maxReplicas int32) *k
 			Replicas:        &keda.HTTPReplicas{Min: ptr.To(int32(0)), Max: ptr.To(maxReplicas)},
 			ScaledownPeriod: ptr.To(s.Autoscaling.ScaleToZero.Cooldown),
 			ScalingMetric:   &keda.HTTPScaledMetric{Concurrency: &keda.HTTPTarget{TargetValue: *s.Autoscaling.Concurrency}},
+			Timeouts: &keda.HTTPTimeouts{
+				ConditionWait:  fmt.Sprintf("%ds", *s.Runtime.StartupSeconds+ColdStartMarginSeconds),
+				ResponseHeader: fmt.Sprintf("%ds", s.Autoscaling.ScaleToZero.HTTPResponseTimeout),
+			},
 		},
 	}
 }
@@ -54,8 +72,9 @@ func HTTPScaledObject(s *resolve.Spec, v *resolve.Version, maxReplicas int32) *k
 // HTTPScaledObjectReady reports whether the HTTPScaledObject is ready:
 //  1. it exists;
 //  2. condition Ready=True, which the add-on's operator writes once it
-//     has registered the hosts with its interceptor (reason
-//     HTTPScaledObjectIsReady).
+//     has reconciled it (v0.12.0: reason Reconciled, after it skipped
+//     creating its own ScaledObject); its interceptors route the hosts
+//     from their own watch of HTTPScaledObjects.
 func HTTPScaledObjectReady(o *keda.HTTPScaledObject) bool {
 	if o == nil {
 		return false

@@ -19,6 +19,10 @@ type scaleToZero struct {
 	// HTTPScaler is the HTTP add-on's external scaler, host:port; empty
 	// without the add-on.
 	HTTPScaler string
+	// HTTPResponseTimeout is how long, in seconds, the add-on's
+	// interceptor waits for a server's response headers; 0 without the
+	// add-on.
+	HTTPResponseTimeout int32
 }
 
 var (
@@ -53,9 +57,12 @@ func resolveScaleToZero(spec v1alpha1.InferenceServiceSpec, rt v1beta1.RuntimePr
 		FallbackFailures: k.Fallback.FailureThreshold, FallbackReplicas: k.Fallback.Replicas,
 	}
 	if a := k.HTTPAddOn; a != nil {
-		z.HTTPScaler = a.ScalerAddress
+		z.HTTPScaler, z.HTTPResponseTimeout = a.ScalerAddress, *a.ResponseTimeoutSeconds
 		if !hostPort.MatchString(a.ScalerAddress) || len(a.ScalerAddress) > 253 {
 			errs.Add("input.keda.httpAddOn.scalerAddress", "%q is not host:port; name the add-on's external scaler, e.g. %s", a.ScalerAddress, v1beta1.DefaultKEDAHTTPScalerAddress)
+		}
+		if t := z.HTTPResponseTimeout; t < 1 || t > 86400 {
+			errs.Add("input.keda.httpAddOn.responseTimeoutSeconds", "%d is out of range; use 1 to 86400 seconds (long enough for the longest answer that is not streamed)", t)
 		}
 	}
 	if z.Cooldown < 30 || z.Cooldown > 86400 {
