@@ -50,6 +50,10 @@ E2E_EPP        := $(E2E_BIN_DIR)/epp
 E2E_LWS        := $(E2E_BIN_DIR)/lws-controller
 E2E_KEDA       := $(E2E_BIN_DIR)/keda-operator
 E2E_KUBE_ROUTER := $(E2E_BIN_DIR)/kube-router
+# KEDA's HTTP add-on: its interceptor, external scaler and operator, in a
+# directory of their own (their package names are too generic for bin/).
+E2E_HTTP_ADDON_DIR := $(E2E_BIN_DIR)/keda-http-add-on
+E2E_HTTP_ADDON := $(E2E_HTTP_ADDON_DIR)/interceptor $(E2E_HTTP_ADDON_DIR)/scaler $(E2E_HTTP_ADDON_DIR)/operator
 # llama.cpp's llama-server and its shared libraries, in a directory of
 # their own (the libraries must sit beside the executable).
 E2E_LLAMA      := $(E2E_BIN_DIR)/llama/llama-server
@@ -57,7 +61,7 @@ E2E_LLAMA      := $(E2E_BIN_DIR)/llama/llama-server
 # built by the top-level tools module, not here.
 E2E_XP_CLI     := $(E2E_BIN_DIR)/crossplane
 
-E2E_TOOLS := $(E2E_ETCD) $(E2E_APISERVER) $(E2E_KCM) $(E2E_SCHEDULER) $(E2E_KUBELET) $(E2E_KUBE_PROXY) $(E2E_KWOK) $(E2E_LOCAL_PATH) $(E2E_XP_CORE) $(E2E_EPP) $(E2E_LWS) $(E2E_KEDA) $(E2E_KUBE_ROUTER) $(E2E_LLAMA)
+E2E_TOOLS := $(E2E_ETCD) $(E2E_APISERVER) $(E2E_KCM) $(E2E_SCHEDULER) $(E2E_KUBELET) $(E2E_KUBE_PROXY) $(E2E_KWOK) $(E2E_LOCAL_PATH) $(E2E_XP_CORE) $(E2E_EPP) $(E2E_LWS) $(E2E_KEDA) $(E2E_HTTP_ADDON) $(E2E_KUBE_ROUTER) $(E2E_LLAMA)
 
 .PHONY: e2e-tools e2e
 
@@ -122,6 +126,22 @@ E2E_KEDA_VERSION = $(shell awk '{for (i = 1; i < NF; i++) if ($$i == "github.com
 
 $(E2E_KEDA): tools/e2e/keda/go.mod
 	$(call e2e_build_tool,github.com/kedacore/keda/v2/cmd/operator,tools/e2e/keda,-X=github.com/kedacore/keda/v2/version.Version=$(E2E_KEDA_VERSION))
+
+# KEDA's HTTP add-on (github.com/kedacore/http-add-on v0.12.0, the only
+# version the module proxy serves here; tool directives as epp), which
+# scenario 26c runs on the host beside KEDA's operator: a request held by
+# its interceptor wakes a llama.cpp claim at zero. One `go build` of the
+# three, as for the Kubernetes binaries: they share most packages. The
+# version is stamped as the add-on's Makefile does (its components log it).
+E2E_HTTP_ADDON_VERSION = $(shell awk '{for (i = 1; i < NF; i++) if ($$i == "github.com/kedacore/http-add-on") {print $$(i+1); exit}}' tools/e2e/httpaddon/go.mod)
+
+$(E2E_HTTP_ADDON) &: tools/e2e/httpaddon/go.mod
+	@mkdir -p $(E2E_HTTP_ADDON_DIR)
+	@echo "e2e-tools: building KEDA's HTTP add-on (interceptor, scaler, operator) from github.com/kedacore/http-add-on"
+	@start=$$(date +%s); \
+	cd tools/e2e/httpaddon && $(E2E_GO_BUILD) -ldflags='$(E2E_LDFLAGS) -X=github.com/kedacore/http-add-on/pkg/build.version=$(E2E_HTTP_ADDON_VERSION)' \
+		-o $(abspath $(E2E_HTTP_ADDON_DIR))/ github.com/kedacore/http-add-on/interceptor github.com/kedacore/http-add-on/scaler github.com/kedacore/http-add-on/operator || exit 1; \
+	echo "e2e-tools: built KEDA's HTTP add-on in $$(( $$(date +%s) - start ))s"
 
 # Crossplane's release build stamps its version into crossplane-runtime;
 # without it the core reports version "" and refuses every package that

@@ -31,16 +31,16 @@ import (
 // version with `go mod download` (which fetches and hashes the zip before
 // it reports that Go version) and checks the hash below.
 // The HTTP add-on's CRD comes the same way from
-// github.com/kedacore/http-add-on v0.8.0, the newest version the proxy
-// serves here (v0.8.1 and later are refused).
+// github.com/kedacore/http-add-on v0.12.0, the version whose operator,
+// scaler and interceptor scenario 26c runs (tools/e2e/httpaddon).
 var (
 	kedaCRD = moduleCRD{
 		Module: "github.com/kedacore/keda/v2", Version: "v2.21.1",
 		Sum: "h1:AoPpnkEeuSYUb1dAqQO5Pud9BpCPiOqurnKtnKobl6Q=", Path: "config/crd/bases/keda.sh_scaledobjects.yaml",
 	}
 	httpAddOnCRD = moduleCRD{
-		Module: "github.com/kedacore/http-add-on", Version: "v0.8.0",
-		Sum: "h1:CdWFpjfFyWGwuukBxE+PKd7rzGtN4Ux1m0MlY65PcSk=", Path: "config/crd/bases/http.keda.sh_httpscaledobjects.yaml",
+		Module: "github.com/kedacore/http-add-on", Version: "v0.12.0",
+		Sum: "h1:81Us4SmQfhwYfZf5rO/Thg/XC4GELVMjzvnP2IDXxcw=", Path: "config/crd/bases/http.keda.sh_httpscaledobjects.yaml",
 	}
 )
 
@@ -64,8 +64,8 @@ const (
 // Composition of examples/scale-to-zero as it is (HTTP add-on included),
 // with KEDA's ScaledObject CRD of v2.21.1 and the add-on's CRD installed
 // from their pinned modules. Neither operator runs in this scenario (26b
-// runs KEDA's, v2.17.0, without the add-on, whose scaler would have to
-// answer), so the test plays them: it writes the
+// runs KEDA's, v2.17.0, without the add-on, and 26c both on the real
+// node), so the test plays them: it writes the
 // ScaledObject's status conditions as KEDA does and scales the Deployment
 // through its scale subresource as KEDA does at zero. It shows the
 // ScaledObject accepted by the real API server with none of the
@@ -327,7 +327,7 @@ func strictGolden(ctx context.Context, t *testing.T, ns, resource string, gvk sc
 
 // writeHTTPAddOnStatus writes the HTTPScaledObject's status as the
 // add-on's operator does once it skipped creating its own ScaledObject
-// and registered the hosts (operator/controllers/http, v0.8.0).
+// (operator/controllers/http, v0.12.0: a metav1.Condition).
 func writeHTTPAddOnStatus(ctx context.Context, t *testing.T, ns, name string) {
 	t.Helper()
 	o, err := env.admin.Get(ctx, httpScaledObjectGVK, ns, name)
@@ -338,7 +338,8 @@ func writeHTTPAddOnStatus(ctx context.Context, t *testing.T, ns, name string) {
 		"targetWorkload": "apps/v1/Deployment/" + name,
 		"targetService":  name + ":80",
 		"conditions": []any{
-			map[string]any{"type": "Ready", "status": "True", "reason": "HTTPScaledObjectIsReady", "message": "Finished object creation", "timestamp": time.Now().UTC().Format(time.RFC3339)},
+			map[string]any{"type": "Ready", "status": "True", "reason": "Reconciled", "message": "ScaledObject created and configured",
+				"observedGeneration": o.GetGeneration(), "lastTransitionTime": time.Now().UTC().Format(time.RFC3339)},
 		},
 	}, "status")
 	res, err := env.admin.Resource(httpScaledObjectGVK, ns)
