@@ -23,6 +23,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -365,7 +366,20 @@ func (s *infernoSuite) scaleFromZeroHTTP(t *testing.T) {
 	setField(claim, map[string]any{"enabled": true, "targetConcurrency": int64(1)}, "spec", "autoscaling")
 	start := time.Now()
 	applyClaim(ctx, t, claim)
-	t.Cleanup(func() { _ = env.admin.Delete(context.Background(), claimGVK, realNS, name) })
+	// Before the operators stop (cleanups run last first): their
+	// finalizers must pass, or the CRDs' deletion would wait on them.
+	t.Cleanup(func() {
+		ctx := context.Background()
+		if err := env.admin.Delete(ctx, claimGVK, realNS, name); apierrors.IsNotFound(err) {
+			return
+		}
+		_ = kube.Eventually(ctx, time.Minute, 250*time.Millisecond, "the claim's KEDA objects gone", func(ctx context.Context) (bool, string, error) {
+			_, err := env.admin.Get(ctx, httpScaledObjectGVK, realNS, name)
+			_, serr := env.admin.Get(ctx, scaledObjectGVK, realNS, name)
+			return apierrors.IsNotFound(err) && apierrors.IsNotFound(serr), "", nil
+		})
+	})
+	waitServiceURL(ctx, t, realNS, name, 3*time.Minute)
 
 	// 1. Both operators accept their objects; KEDA takes it to 0; Idle.
 	var hso *unstructured.Unstructured
@@ -380,25 +394,29 @@ func (s *infernoSuite) scaleFromZeroHTTP(t *testing.T) {
 	if !slices.Contains(hso.GetFinalizers(), "httpscaledobject.http.keda.sh") {
 		t.Errorf("the add-on's operator did not put its finalizer on the HTTPScaledObject: %v", hso.GetFinalizers())
 	}
-	sos, err := env.admin.List(ctx, scaledObjectGVK, realNS, instanceLabel+"="+name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	all, err := env.admin.List(ctx, scaledObjectGVK, realNS, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(sos) != 1 || len(all) != len(sos) {
-		t.Errorf("%d ScaledObjects of the claim, %d in its namespace: want the function's alone (the add-on must make none)", len(sos), len(all))
-	}
 	waitFor(ctx, t, time.Minute, "KEDA: the ScaledObject Ready", func(ctx context.Context) (bool, string, error) {
 		so, err := env.admin.Get(ctx, scaledObjectGVK, realNS, name)
 		if err != nil {
-			return false, "", err
+			return false, err.Error(), nil
 		}
 		ready, _, _ := kube.Condition(so, "Ready")
 		return ready == "True", kube.ConditionsSummary(so), nil
 	})
+	// The function's ScaledObject alone: none made or owned by the add-on.
+	all, err := env.admin.List(ctx, scaledObjectGVK, realNS, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, so := range all {
+		for _, o := range so.GetOwnerReferences() {
+			if o.Kind == "HTTPScaledObject" {
+				t.Errorf("ScaledObject %s is owned by HTTPScaledObject %s: the add-on made its own", so.GetName(), o.Name)
+			}
+		}
+	}
+	if len(all) != 1 || all[0].GetLabels()[instanceLabel] != name {
+		t.Errorf("%d ScaledObjects in %s: want the function's alone (the add-on must make none)", len(all), realNS)
+	}
 	waitReplicas(ctx, t, realNS, name, 0, 3*time.Minute)
 	idle := waitPhase(ctx, t, realNS, name, "Idle", "True")
 	msg, _, _ := unstructured.NestedString(idle.Object, "status", "message")
@@ -418,6 +436,7 @@ func (s *infernoSuite) scaleFromZeroHTTP(t *testing.T) {
 	}
 
 	phases := watchPhases(ctx, t, realNS, name)
+	scaled, served := watchDeploymentUp(ctx, t, realNS, name)
 	host := name + "." + realNS + ".svc.cluster.local"
 	body := map[string]any{"prompt": prompt, "max_tokens": maxTokens, "temperature": 0}
 	type answer struct {
@@ -455,8 +474,14 @@ func (s *infernoSuite) scaleFromZeroHTTP(t *testing.T) {
 			t.Errorf("request %d: X-KEDA-HTTP-Cold-Start %q, want true: the interceptor did not hold it for a server", i, a.coldStart)
 		}
 	}
-	sc.note("%d requests sent at once through the interceptor to the service at zero: %d failed; answered in %s–%s (all %.1fs); the claim went %s",
-		heldRequests, len(failed), fastest.Round(100*time.Millisecond), slowest.Round(100*time.Millisecond), all0.Seconds(), strings.Join(seen, " → "))
+	since := func(at func() time.Time) string {
+		if when := at(); !when.IsZero() {
+			return fmt.Sprintf("%.1fs", when.Sub(start).Seconds())
+		}
+		return "never"
+	}
+	sc.note("%d requests sent at once through the interceptor to the service at zero: %d failed; KEDA scaled the Deployment to 1 after %s, its server was ready after %s, the requests were answered in %s–%s (all %.1fs); the claim went %s",
+		heldRequests, len(failed), since(scaled), since(served), fastest.Round(100*time.Millisecond), slowest.Round(100*time.Millisecond), all0.Seconds(), strings.Join(seen, " → "))
 	if len(failed) > 0 {
 		t.Errorf("%d of %d held requests failed: %s; the interceptor's log: %s", len(failed), heldRequests, strings.Join(failed, "; "), tail(addOn.interceptor.log, 8))
 	}
@@ -601,4 +626,46 @@ func (p *phaseWatch) stop() []string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return slices.Clone(p.seen)
+}
+
+// watchDeploymentUp watches the Deployment from now on and returns when
+// it first asked for a server (KEDA scaled it) and when it first had a
+// ready one, zero until then.
+func watchDeploymentUp(ctx context.Context, t *testing.T, ns, name string) (scaled, ready func() time.Time) {
+	t.Helper()
+	d, err := env.admin.Typed.AppsV1().Deployments(ns).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	w, err := env.admin.Typed.AppsV1().Deployments(ns).Watch(ctx, metav1.ListOptions{FieldSelector: "metadata.name=" + name, ResourceVersion: d.ResourceVersion})
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	t.Cleanup(cancel)
+	var mu sync.Mutex
+	var up, served time.Time
+	go func() {
+		defer w.Stop()
+		for ev := range w.ResultChan() {
+			d, ok := ev.Object.(*appsv1.Deployment)
+			if !ok {
+				continue
+			}
+			now := time.Now()
+			mu.Lock()
+			if up.IsZero() && ptr.Deref(d.Spec.Replicas, 0) > 0 {
+				up = now
+			}
+			if served.IsZero() && d.Status.ReadyReplicas > 0 {
+				served = now
+			}
+			mu.Unlock()
+		}
+	}()
+	at := func(p *time.Time) func() time.Time {
+		return func() time.Time { mu.Lock(); defer mu.Unlock(); return *p }
+	}
+	return at(&up), at(&served)
 }
