@@ -428,7 +428,6 @@ func (s *infernoSuite) scaleFromZeroHTTP(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	keepOnBridge(t, svc.Spec.ClusterIP)
 	module := moduleDir(t, "github.com/kedacore/http-add-on", httpAddOnModuleDir)
 	at = time.Now()
 	addOn.startInterceptor(ctx, t, module, map[string]string{name + "." + realNS: svc.Spec.ClusterIP})
@@ -706,38 +705,11 @@ func endpointsOf(ctx context.Context, ns, svc string) string {
 	return strings.Join(out, "; ")
 }
 
-// keepOnBridge routes ip, a ClusterIP, into the real node's bridge while
-// the scenario runs. When a Service's first endpoint turns ready,
-// kube-proxy (iptables mode, the nf_tables backend) moves it from "no
-// endpoints" to "endpoints" in two steps: it drops the filter table's
-// REJECT, then adds the nat table's DNAT, and for about 15 ms neither is
-// there (seen sampling both tables). A connection to the ClusterIP then
-// takes the host's default route off the machine; here its gateway
-// answered every such HTTP request with an empty 404, and in 1 of 3 runs
-// every held request got one. The interceptor dials the ClusterIP the
-// moment that endpoint is ready, which is exactly then. Routed into the
-// bridge, such a connection stays on it, finds no one, and times out
-// (500 ms, the interceptor's connect timeout); the interceptor dials again
-// and the DNAT is in. With the DNAT, the route changes nothing: the
-// address is rewritten to the pod's before the packet is routed again.
-func keepOnBridge(t *testing.T, ip string) {
-	t.Helper()
-	dst := ip + "/32"
-	if out, err := exec.Command("ip", "route", "add", dst, "dev", realBridge, "src", env.node.IP).CombinedOutput(); err != nil {
-		t.Fatalf("ip route add %s dev %s: %v: %s", dst, realBridge, err, out)
-	}
-	t.Cleanup(func() {
-		if out, err := exec.Command("ip", "route", "del", dst, "dev", realBridge).CombinedOutput(); err != nil {
-			t.Errorf("ip route del %s dev %s: %v: %s", dst, realBridge, err, out)
-		}
-	})
-}
-
 // notRewritten reads the host's tracked connections to ip (a ClusterIP)
 // that kube-proxy did not rewrite to a pod's address (the reply would come
 // from ip itself): bad lists those that something answered, stayed counts
-// those that never got an answer (SYN_SENT: routed into the bridge by
-// keepOnBridge, where no one has the address).
+// those that never got an answer (SYN_SENT: the real node routes the
+// Service range into its bridge, where no one has the address).
 func notRewritten(ip string) (bad []string, stayed int) {
 	out, err := exec.Command("conntrack", "-L", "-p", "tcp", "-d", ip).Output()
 	if err != nil {

@@ -153,11 +153,23 @@ func Start(ctx context.Context, o Options) (n *Node, err error) {
 
 	// The bridge comes first: the kubelet serves on its address.
 	bits := o.Subnet.Bits()
-	for _, args := range [][]string{
+	ipCmds := [][]string{
 		{"link", "add", "name", o.Bridge, "type", "bridge"},
 		{"addr", "add", fmt.Sprintf("%s/%d", n.IP, bits), "dev", o.Bridge},
 		{"link", "set", o.Bridge, "up"},
-	} {
+	}
+	if o.ServiceCIDR.IsValid() {
+		// The host's connections to ClusterIPs stay on the bridge. kube-proxy
+		// rewrites them to a pod's address before they are routed again,
+		// but when a Service's first endpoint turns ready it drops its
+		// REJECT about 15 ms before it adds its DNAT (iptables, nf_tables
+		// backend), and a connection in between would take the host's
+		// default route off the machine (seen: the gateway answered HTTP
+		// 404). On the bridge it finds no one and times out. The route goes
+		// with the bridge.
+		ipCmds = append(ipCmds, []string{"route", "add", o.ServiceCIDR.String(), "dev", o.Bridge, "src", n.IP})
+	}
+	for _, args := range ipCmds {
 		if out, err := exec.Command("ip", args...).CombinedOutput(); err != nil {
 			return n, fmt.Errorf("ip %s: %v: %s", strings.Join(args, " "), err, out)
 		}
