@@ -94,6 +94,27 @@ func (s *infernoSuite) canary(t *testing.T) {
 		sc.note("Service %s endpoints by version %v (asked 90/10; split by servers, approximate)", name, endpoints)
 	}
 
+	// Shift to 10/90 and back: the servers go 1 and 3, then 3 and 1 again,
+	// each version keeping its ready servers until the other has its
+	// share (make before break); each step is timed to the claim Ready on
+	// the new split.
+	for _, st := range []struct {
+		w1, w2       int64
+		want1, want2 int
+	}{{10, 90, 1, 3}, {90, 10, 3, 1}} {
+		setField(claim, []any{
+			map[string]any{"version": "1", "weight": st.w1},
+			map[string]any{"version": "2", "weight": st.w2, "uri": "hf://e2e/canary-v2"},
+		}, "spec", "traffic")
+		what := fmt.Sprintf("shift to %d/%d", st.w1, st.w2)
+		start = time.Now()
+		breaker = breakerStep(ctx, t, sc, ns, name, what)
+		applyClaim(ctx, t, claim)
+		waitSplit(ctx, t, ns, name, map[string]int{"1": st.want1, "2": st.want2})
+		sc.note("%s -> servers %d and %d, Ready in %.1fs", what, st.want1, st.want2, time.Since(start).Seconds())
+		breaker()
+	}
+
 	// Promote: spec.model moves to version 2, version 1 leaves the split.
 	// Meanwhile watch the primary's ready servers.
 	primary, err := env.admin.Typed.AppsV1().Deployments(ns).Get(ctx, name, metav1.GetOptions{})
@@ -162,7 +183,50 @@ func (s *infernoSuite) canary(t *testing.T) {
 	if len(jobs.Items) != 1 {
 		t.Errorf("%d pull Jobs after the promotion, want the one that pulled version 2", len(jobs.Items))
 	}
+
+	// Roll back: spec.model back to version 1, a single version again.
+	setField(claim, "hf://e2e/canary-v1", "spec", "model", "uri")
+	setField(claim, "1", "spec", "model", "version")
+	unstructured.RemoveNestedField(claim.Object, "spec", "traffic")
+	start = time.Now()
+	breaker = breakerStep(ctx, t, sc, ns, name, "roll back")
+	applyClaim(ctx, t, claim)
+	waitSplit(ctx, t, ns, name, map[string]int{"1": 4})
+	sc.note("rolled back to version 1 -> 4 servers on it, Ready in %.1fs", time.Since(start).Seconds())
+	breaker()
 	deleteClaimsAndWait(ctx, t, ns, []string{name})
+}
+
+// waitSplit waits until claim ns/name is Ready and Serving with exactly
+// the ready servers per version in want, every Deployment of it settled
+// (rolled out, all ready) and nothing more held by make before break (no TrafficSplit reason
+// Shifting or VersionsNotReady).
+func waitSplit(ctx context.Context, t *testing.T, ns, name string, want map[string]int) {
+	t.Helper()
+	err := kube.Eventually(ctx, 4*time.Minute, 250*time.Millisecond, fmt.Sprintf("claim %s/%s Ready on servers %v", ns, name, want), func(ctx context.Context) (bool, string, error) {
+		c, err := env.admin.Get(ctx, claimGVK, ns, name)
+		if err != nil {
+			return false, "", err
+		}
+		ready, _, _ := kube.Condition(c, "Ready")
+		phase, _, _ := unstructured.NestedString(c.Object, "status", "phase")
+		_, split, _ := kube.Condition(c, "TrafficSplit")
+		pods := serverPods(ctx, t, ns, name)
+		ds, err := env.admin.Typed.AppsV1().Deployments(ns).List(ctx, metav1.ListOptions{LabelSelector: instanceLabel + "=" + name})
+		if err != nil {
+			return false, "", err
+		}
+		settled := true
+		for _, d := range ds.Items {
+			settled = settled && deploymentSettled(ctx, ns, d.Name)
+		}
+		held := split == "Shifting" || split == "VersionsNotReady"
+		done := ready == "True" && phase == "Serving" && !held && settled && fmt.Sprint(pods) == fmt.Sprint(want)
+		return done, fmt.Sprintf("Ready %s, phase %s, TrafficSplit %q, servers %v, settled %v", ready, phase, split, pods, settled), nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 }
 
 // trafficPhases writes a claim's status.traffic as version=phase pairs.
