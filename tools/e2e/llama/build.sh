@@ -66,10 +66,14 @@ C
 # the ones llama.cpp's CMake sets for the server's sources.
 export LLAMA_INC="-I$src/tools/server -I$src/tools/mtmd -I$src -I$src/common -I$src/vendor -I$src/include -I$src/ggml/include -I$obj"
 export LLAMA_DEF="-DGGML_USE_CPU -DLLAMA_SUBPROCESS -DMTMD_VIDEO -DNDEBUG -DCPPHTTPLIB_FORM_URL_ENCODED_PAYLOAD_MAX_LENGTH=1048576 -DCPPHTTPLIB_LISTEN_BACKLOG=512 -DCPPHTTPLIB_REQUEST_URI_MAX_LENGTH=32768 -DCPPHTTPLIB_TCP_NODELAY=1"
-export LLAMA_OBJ=$obj
+export LLAMA_OBJ=$obj LLAMA_WORK=$work
+# An object is named by its source's path under WORK_DIR, so a work
+# directory that moved (a new checkout, a copied bin/) still finds its
+# objects; the link takes the objects of this list only (objects.txt).
+object() { echo "$LLAMA_OBJ/$(echo "${1#"$LLAMA_WORK"/}" | tr / _).o"; }
 compile() { # compile c|c++ SOURCE [extra flags...]
   lang=$1 f=$2; shift 2
-  o=$LLAMA_OBJ/$(echo "$f" | tr / _).o
+  o=$(object "$f")
   [ -f "$o" ] && return 0
   # shellcheck disable=SC2086 # the flag lists are word lists
   if [ "$lang" = c ]; then
@@ -79,17 +83,20 @@ compile() { # compile c|c++ SOURCE [extra flags...]
   fi
   mv "$o.tmp" "$o"
 }
-export -f compile
-{
+export -f compile object
+cxx=$(
   ls "$src"/tools/server/*.cpp "$src"/tools/mtmd/models/*.cpp
   for f in mtmd mtmd-audio mtmd-image mtmd-helper mtmd-helper-gen clip; do echo "$src/tools/mtmd/$f.cpp"; done
   echo "$src/vendor/hash/hash.cpp"; echo "$src/vendor/cpp-httplib/httplib.cpp"; echo "$obj/ui.cpp"
-} | xargs -P "$jobs" -I{} bash -c 'compile c++ {}'
+)
+echo "$cxx" | xargs -P "$jobs" -I{} bash -c 'compile c++ {}'
 # As vendor/hash/CMakeLists.txt builds them: xxhash and sha256 are C
 # (hash.cpp includes sha256.h extern "C"), sha1 is C++ (in a namespace).
-compile c "$src/vendor/hash/xxhash/xxhash.c" "-I$src/vendor/hash"
-compile c "$src/vendor/hash/sha256/sha256.c" "-I$src/vendor/hash"
-compile c++ "$src/vendor/hash/sha1/sha1.c" "-I$src/vendor/hash"
+hash=("$src/vendor/hash/xxhash/xxhash.c" "$src/vendor/hash/sha256/sha256.c" "$src/vendor/hash/sha1/sha1.c")
+compile c "${hash[0]}" "-I$src/vendor/hash"
+compile c "${hash[1]}" "-I$src/vendor/hash"
+compile c++ "${hash[2]}" "-I$src/vendor/hash"
+{ echo "$cxx"; printf '%s\n' "${hash[@]}"; } | while read -r f; do object "$f"; done > "$obj/objects.txt"
 
 # 5. Link. The libraries go beside the executable: ggml_backend_load_all()
 # looks for the libggml-cpu-<variant>.so backends in the executable's
@@ -97,7 +104,8 @@ compile c++ "$src/vendor/hash/sha1/sha1.c" "-I$src/vendor/hash"
 # needs no LD_LIBRARY_PATH.
 cp -f "$libs"/*.so "$out/"
 # shellcheck disable=SC2016 # $ORIGIN is the loader's, not the shell's
-nice -n 19 c++ -o "$out/llama-server.tmp" "$obj"/*.o -L"$out" \
+# shellcheck disable=SC2046 # one object path a line, none with spaces
+nice -n 19 c++ -o "$out/llama-server.tmp" $(cat "$obj/objects.txt") -L"$out" \
   -l:libllama-common.so -l:libllama.v0.4.0.so -l:libggml.v0.4.0.so -l:libggml-base.so \
   -Wl,-rpath,'$ORIGIN' -lpthread -ldl
 mv "$out/llama-server.tmp" "$out/llama-server"
