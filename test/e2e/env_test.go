@@ -64,6 +64,9 @@ type environment struct {
 	teardownErr error
 }
 
+// stderrf prints a line of the harness's own to stderr.
+func stderrf(format string, args ...any) { fmt.Fprintf(os.Stderr, format+"\n", args...) }
+
 func (e *environment) logDir() string { return filepath.Join(e.workDir, "logs") }
 
 func setUp(ctx context.Context) (*environment, error) {
@@ -73,7 +76,7 @@ func setUp(ctx context.Context) (*environment, error) {
 	// One run's leftovers at a time: a failed run's logs stay until the
 	// next run starts. A killed run's real node is cleaned up first: its
 	// mounts would keep the directory.
-	if err := realnode.CleanStale(e.nodeDir()); err != nil {
+	if err := realnode.CleanStale(ctx, e.nodeDir(), stderrf); err != nil {
 		return nil, err
 	}
 	if err := os.RemoveAll(e.workDir); err != nil {

@@ -102,6 +102,7 @@ func (e *environment) startRealNode(ctx context.Context) error {
 		ProxyKubeconfig: e.cp.Kubeconfig(kubeProxyIdentity),
 		Client:          e.admin.Typed,
 		Bridge:          realBridge,
+		Logf:            stderrf,
 		Subnet:          subnet,
 		// Pods reach ClusterIPs: pull pods report progress to the API
 		// server through the `kubernetes` Service.

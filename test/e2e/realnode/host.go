@@ -112,9 +112,16 @@ func loadHost(path string) (*hostState, error) {
 // returns them all.
 func (h *hostState) restore() error {
 	var errs []error
-	killUnder(h.WorkDir)
+	// Without a work directory (a stranger's node, see cleanStrangers)
+	// there are no processes or mounts to find by path: an empty prefix
+	// would match them all.
+	if h.WorkDir != "" {
+		killUnder(h.WorkDir)
+	}
 	killCgroup(CgroupRoot)
-	errs = append(errs, unmountUnder(h.WorkDir)...)
+	if h.WorkDir != "" {
+		errs = append(errs, unmountUnder(h.WorkDir)...)
+	}
 	for _, ns := range newOnly(dirEntries("/var/run/netns"), h.Netns) {
 		p := filepath.Join("/var/run/netns", ns)
 		_ = syscall.Unmount(p, syscall.MNT_DETACH)
@@ -169,14 +176,18 @@ func (h *hostState) restore() error {
 // back. Empty means the machine is as it was.
 func (h *hostState) leftovers() []string {
 	var out []string
-	for _, p := range processesUnder(h.WorkDir) {
-		out = append(out, "process "+p)
+	if h.WorkDir != "" {
+		for _, p := range processesUnder(h.WorkDir) {
+			out = append(out, "process "+p)
+		}
 	}
 	if pids := cgroupPIDs(CgroupRoot); len(pids) > 0 {
 		out = append(out, fmt.Sprintf("processes in cgroup %s: %v", CgroupRoot, pids))
 	}
-	for _, m := range mountsUnder(h.WorkDir) {
-		out = append(out, "mount "+m)
+	if h.WorkDir != "" {
+		for _, m := range mountsUnder(h.WorkDir) {
+			out = append(out, "mount "+m)
+		}
 	}
 	for _, ns := range newOnly(dirEntries("/var/run/netns"), h.Netns) {
 		out = append(out, "network namespace "+ns)
@@ -361,6 +372,9 @@ func newOnly(now, before []string) []string {
 // containerd, its shims (their -address is the private socket), the
 // kubelet and kube-proxy.
 func processesUnder(dir string) []string {
+	if dir == "" {
+		return nil
+	}
 	var out []string
 	self := os.Getpid()
 	es, _ := os.ReadDir("/proc")
@@ -419,6 +433,9 @@ func unescapeMount(s string) string {
 }
 
 func mountsUnder(dir string) []string {
+	if dir == "" {
+		return nil
+	}
 	var out []string
 	for _, m := range mountPoints() {
 		if m == dir || strings.HasPrefix(m, dir+"/") {

@@ -1,9 +1,12 @@
 package realnode
 
 import (
+	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -101,7 +104,8 @@ func TestFirewallRestore(t *testing.T) {
 
 // needRoot skips a test that changes the machine unless it runs as root
 // with the given commands, and beside no real node (restoring acts on the
-// whole machine's new chains and sets, and on the node's cgroup).
+// whole machine's new chains and sets, and on the node's cgroup): it holds
+// the network lock for the test.
 func needRoot(t *testing.T, commands ...string) {
 	t.Helper()
 	if os.Geteuid() != 0 {
@@ -112,8 +116,89 @@ func needRoot(t *testing.T, commands ...string) {
 			t.Skipf("no %s", bin)
 		}
 	}
-	if len(cgroupDirs(CgroupRoot)) > 0 {
-		t.Skip("a real node is running on this machine")
+	lock, err := LockNetwork(context.Background(), 0, nil)
+	if err != nil {
+		t.Skipf("a real node is running on this network namespace: %v", err)
+	}
+	t.Cleanup(lock.Unlock)
+}
+
+// TestNetworkLock: a second holder waits for the first and times out by
+// name; the lock is free again once given back.
+func TestNetworkLock(t *testing.T) {
+	first, err := LockNetwork(context.Background(), 0, nil)
+	if err != nil {
+		t.Skipf("a real node is running on this network namespace: %v", err)
+	}
+	var heard []string
+	_, err = LockNetwork(context.Background(), 1500*time.Millisecond, func(f string, a ...any) { heard = append(heard, fmt.Sprintf(f, a...)) })
+	if err == nil || !strings.Contains(err.Error(), lockName) {
+		t.Errorf("second holder: got %v, want an error naming %s", err, lockName)
+	}
+	if len(heard) != 1 {
+		t.Errorf("the waiter said %d lines, want 1: %q", len(heard), heard)
+	}
+	first.Unlock()
+	first.Unlock()
+	again, err := LockNetwork(context.Background(), 0, nil)
+	if err != nil {
+		t.Fatalf("after Unlock: %v", err)
+	}
+	again.Unlock()
+}
+
+// TestCleanStrangers leaves what a killed node of another checkout leaves
+// (its bridge with a veth on it, a KUBE- chain that a built-in chain jumps
+// to, a kube-router set) beside a chain and a link of someone else's, and
+// requires that cleanStrangers removes the node's and keeps the others.
+func TestCleanStrangers(t *testing.T) {
+	needRoot(t, "ip", "iptables", "ipset")
+	const bridge, veth, peer, link = "inftest1", "vethinftest", "inftestpeer", "inftest2"
+	const ours, theirs, set = "KUBE-INFTEST", "INFERNO-UNITTEST-KEEP", "kube-router-inftest"
+	run := runner(t)
+	t.Cleanup(func() {
+		for _, l := range []string{bridge, veth, link} {
+			_ = exec.Command("ip", "link", "delete", l).Run()
+		}
+		_ = dropChains("iptables", "filter", []string{theirs, ours})
+		_ = destroyIpsets([]string{set})
+	})
+	run("ip", "link", "add", "name", bridge, "type", "bridge")
+	run("ip", "link", "add", veth, "type", "veth", "peer", "name", peer)
+	run("ip", "link", "set", veth, "master", bridge)
+	run("ip", "link", "add", "name", link, "type", "bridge")
+	run("iptables", "-w", "-N", ours)
+	run("iptables", "-w", "-A", "FORWARD", "-j", ours)
+	run("iptables", "-w", "-N", theirs)
+	run("ipset", "create", set, "hash:ip")
+
+	var heard []string
+	if err := cleanStrangers(bridge, func(f string, a ...any) { heard = append(heard, fmt.Sprintf(f, a...)) }); err != nil {
+		t.Fatalf("cleanStrangers: %v", err)
+	}
+	for _, l := range []string{bridge, veth, peer} {
+		if linkExists(l) {
+			t.Errorf("link %s is still there", l)
+		}
+	}
+	if !linkExists(link) {
+		t.Errorf("link %s (not on the bridge) went", link)
+	}
+	filter := chains("iptables", "filter")
+	if slices.Contains(filter, ours) {
+		t.Errorf("chain %s is still there", ours)
+	}
+	if !slices.Contains(filter, theirs) {
+		t.Errorf("chain %s (not a node's) went", theirs)
+	}
+	if slices.Contains(ipsets(), set) {
+		t.Errorf("ipset %s is still there", set)
+	}
+	if len(heard) != 1 || !strings.Contains(heard[0], "link "+bridge) {
+		t.Errorf("what it said does not name the bridge: %q", heard)
+	}
+	if err := cleanStrangers(bridge, nil); err != nil {
+		t.Errorf("second call, with no bridge: %v", err)
 	}
 }
 

@@ -78,6 +78,11 @@ type Options struct {
 	// PauseImage is the sandbox image's tag and PauseTarball its
 	// docker-archive, imported before the kubelet starts.
 	PauseImage, PauseTarball string
+	// LockWait is how long Start waits for another run's node on this
+	// network namespace (DefaultLockWait when zero); Logf hears about the
+	// wait and about a killed run's leftovers (may be nil).
+	LockWait time.Duration
+	Logf     func(string, ...any)
 }
 
 // Node is a running node.
@@ -93,6 +98,7 @@ type Node struct {
 	ProxyMetrics string
 
 	host                       *hostState
+	lock                       *NetworkLock
 	containerd, kubelet, proxy *controlplane.Process
 	proxyConfig                string
 }
@@ -102,8 +108,22 @@ func hostRecord(workDir string) string { return filepath.Join(workDir, "host-bef
 
 // CleanStale puts back what a node that was not stopped (a killed test
 // run) left on the machine, from the record in its work directory. Call it
-// before removing that directory.
-func CleanStale(workDir string) error {
+// before removing that directory. It holds the network lock while it
+// cleans: the record's "before" does not know another live run's node.
+func CleanStale(ctx context.Context, workDir string, logf func(string, ...any)) error {
+	if _, err := os.Stat(hostRecord(workDir)); os.IsNotExist(err) {
+		return nil
+	}
+	lock, err := LockNetwork(ctx, DefaultLockWait, logf)
+	if err != nil {
+		return err
+	}
+	defer lock.Unlock()
+	return cleanStale(workDir)
+}
+
+// cleanStale is CleanStale under a lock already held.
+func cleanStale(workDir string) error {
 	h, err := loadHost(hostRecord(workDir))
 	if os.IsNotExist(err) {
 		return nil
@@ -124,10 +144,27 @@ func CleanStale(workDir string) error {
 // what was started is stopped and the host put back.
 func Start(ctx context.Context, o Options) (n *Node, err error) {
 	start := time.Now()
-	if err := CleanStale(o.WorkDir); err != nil {
+	wait := o.LockWait
+	if wait == 0 {
+		wait = DefaultLockWait
+	}
+	lock, err := LockNetwork(ctx, wait, o.Logf)
+	if err != nil {
 		return nil, err
 	}
-	n = &Node{o: o, IP: o.Subnet.Addr().Next().String()}
+	// Until the node is up, an error gives the lock back; then Stop does.
+	defer func() {
+		if n == nil {
+			lock.Unlock()
+		}
+	}()
+	if err := cleanStale(o.WorkDir); err != nil {
+		return nil, err
+	}
+	if err := cleanStrangers(o.Bridge, o.Logf); err != nil {
+		return nil, err
+	}
+	n = &Node{o: o, IP: o.Subnet.Addr().Next().String(), lock: lock}
 	for _, d := range []string{"containerd", "cni/net.d", "cni/ipam", "kubelet", "pki", "logs/pods"} {
 		if err := os.MkdirAll(n.dir(d), 0o755); err != nil {
 			return nil, err
@@ -384,6 +421,7 @@ func (n *Node) Stop() error {
 		}
 		n.host = nil
 	}
+	n.lock.Unlock()
 	return errors.Join(errs...)
 }
 
