@@ -3,11 +3,8 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
 	"maps"
 	"net"
 	"net/http"
@@ -331,9 +328,7 @@ func (s *infernoSuite) scaleFromZeroHTTP(t *testing.T) {
 	ctx := context.Background()
 	sc := env.summary.start(t, "26c scale from zero through KEDA's HTTP add-on v0.12.0 (real node, llama.cpp)")
 	sc.onRealNode(false)
-	if _, err := os.Stat(llamaServerBinary()); err != nil {
-		t.Fatalf("no llama-server (%v): `make e2e-tools` builds it into bin/llama", err)
-	}
+	needLlamaServer(t)
 	// 26b's KEDA namespace goes as it ends; wait until it is gone.
 	waitFor(ctx, t, 2*time.Minute, "namespace "+kedaNamespace+" gone", func(ctx context.Context) (bool, string, error) {
 		_, err := env.admin.Typed.CoreV1().Namespaces().Get(ctx, kedaNamespace, metav1.GetOptions{})
@@ -530,38 +525,16 @@ func (s *infernoSuite) scaleFromZeroHTTP(t *testing.T) {
 }
 
 // askThrough posts an OpenAI request to url with host as the Host header
-// (the interceptor routes by it) and returns the first choice's text and
-// the interceptor's X-KEDA-HTTP-Cold-Start header.
+// (the interceptor routes by it), waiting up to timeout for a server to
+// wake, and returns the first choice's text and the interceptor's
+// X-KEDA-HTTP-Cold-Start header.
 func askThrough(ctx context.Context, url, host string, body map[string]any, timeout time.Duration) (string, string, error) {
-	b, _ := json.Marshal(body)
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(b))
-	if err != nil {
-		return "", "", err
-	}
-	req.Host = host
-	req.Header.Set("Content-Type", "application/json")
-	client := &http.Client{Transport: &http.Transport{Proxy: nil, DisableKeepAlives: true}}
-	resp, err := client.Do(req)
-	if err != nil {
-		return "", "", err
-	}
-	defer resp.Body.Close()
-	out, _ := io.ReadAll(resp.Body)
-	cold := resp.Header.Get("X-KEDA-HTTP-Cold-Start")
-	if resp.StatusCode != http.StatusOK {
-		return "", cold, fmt.Errorf("%s: %s", resp.Status, strings.TrimSpace(string(out)))
-	}
-	var r struct {
-		Choices []struct {
-			Text string `json:"text"`
-		} `json:"choices"`
-	}
-	if err := json.Unmarshal(out, &r); err != nil || len(r.Choices) != 1 {
-		return "", cold, fmt.Errorf("answer %q: %v", out, err)
-	}
-	return r.Choices[0].Text, cold, nil
+	// noProxy's 5 s would end a request held for a cold start.
+	held := &http.Client{Transport: &http.Transport{Proxy: nil, DisableKeepAlives: true}}
+	text, h, err := llamaPost(ctx, held, url, host, body)
+	return text, h.Get("X-KEDA-HTTP-Cold-Start"), err
 }
 
 // phaseWatch records a claim's status.phase as it changes, from a watch:

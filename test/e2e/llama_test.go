@@ -98,9 +98,7 @@ func (s *infernoSuite) serveLlamaCPP(t *testing.T) {
 	ctx := context.Background()
 	sc := env.summary.start(t, "32 serve llama.cpp (real node)")
 	sc.onRealNode(false)
-	if _, err := os.Stat(llamaServerBinary()); err != nil {
-		t.Fatalf("no llama-server (%v): `make e2e-tools` builds it into bin/llama", err)
-	}
+	needLlamaServer(t)
 	if err := env.createTeamNamespace(ctx, realNS); err != nil {
 		t.Fatal(err)
 	}
@@ -372,20 +370,32 @@ func hasMetric(exposition, name string) bool {
 // llamaAsk posts an OpenAI request and returns the first choice's text (a
 // completion's text or a chat answer's message content).
 func llamaAsk(ctx context.Context, url string, body map[string]any) (string, error) {
+	text, _, err := llamaPost(ctx, noProxy, url, "", body)
+	return text, err
+}
+
+// llamaPost posts an OpenAI request to url through client, with host as
+// the Host header unless it is empty, and returns the first choice's text
+// (a completion's text or a chat answer's message content) and the
+// response's headers (also with an error, once there is a response).
+func llamaPost(ctx context.Context, client *http.Client, url, host string, body map[string]any) (string, http.Header, error) {
 	b, _ := json.Marshal(body)
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(b))
 	if err != nil {
-		return "", err
+		return "", nil, err
+	}
+	if host != "" {
+		req.Host = host
 	}
 	req.Header.Set("Content-Type", "application/json")
-	resp, err := noProxy.Do(req)
+	resp, err := client.Do(req)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	defer resp.Body.Close()
 	out, _ := io.ReadAll(resp.Body)
 	if resp.StatusCode != http.StatusOK {
-		return "", fmt.Errorf("%s: %s", resp.Status, strings.TrimSpace(string(out)))
+		return "", resp.Header, fmt.Errorf("%s: %s", resp.Status, strings.TrimSpace(string(out)))
 	}
 	var r struct {
 		Choices []struct {
@@ -396,9 +406,18 @@ func llamaAsk(ctx context.Context, url string, body map[string]any) (string, err
 		} `json:"choices"`
 	}
 	if err := json.Unmarshal(out, &r); err != nil || len(r.Choices) != 1 {
-		return "", fmt.Errorf("answer %q: %v", out, err)
+		return "", resp.Header, fmt.Errorf("answer %q: %v", out, err)
 	}
-	return r.Choices[0].Text + r.Choices[0].Message.Content, nil
+	return r.Choices[0].Text + r.Choices[0].Message.Content, resp.Header, nil
+}
+
+// needLlamaServer fails a scenario that runs llama-server when `make
+// e2e-tools` has not built it.
+func needLlamaServer(t *testing.T) {
+	t.Helper()
+	if _, err := os.Stat(llamaServerBinary()); err != nil {
+		t.Fatalf("no llama-server (%v): `make e2e-tools` builds it into bin/llama", err)
+	}
 }
 
 func llamaGet(ctx context.Context, url string) (string, error) {
