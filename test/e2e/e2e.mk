@@ -69,6 +69,11 @@ e2e-tools: $(E2E_TOOLS)
 
 # Each recipe prints its own wall time so cold build times can be read off a
 # fresh CI log. Builds are niced: they take minutes on two cores.
+# e2e_module_version is the version tools module $(2) requires of module
+# $(1): the word after the module's path in its go.mod, in a require block
+# or on a require line. Release builds stamp it into the binaries.
+e2e_module_version = $(shell awk '{for (i = 1; i < NF; i++) if ($$i == "$(1)") {print $$(i+1); exit}}' $(2)/go.mod)
+
 define e2e_build_tool
 	@mkdir -p $(E2E_BIN_DIR)
 	@echo "e2e-tools: building $@ from $(1)"
@@ -122,7 +127,7 @@ $(E2E_LWS): tools/e2e/lws/go.mod
 # metrics API server runs. v2.17.0 because later KEDA needs a newer Go.
 # The version is stamped as KEDA's release build does (it labels the HPAs
 # it creates app.kubernetes.io/version, "main" without it).
-E2E_KEDA_VERSION = $(shell awk '{for (i = 1; i < NF; i++) if ($$i == "github.com/kedacore/keda/v2") {print $$(i+1); exit}}' tools/e2e/keda/go.mod)
+E2E_KEDA_VERSION = $(call e2e_module_version,github.com/kedacore/keda/v2,tools/e2e/keda)
 
 $(E2E_KEDA): tools/e2e/keda/go.mod
 	$(call e2e_build_tool,github.com/kedacore/keda/v2/cmd/operator,tools/e2e/keda,-X=github.com/kedacore/keda/v2/version.Version=$(E2E_KEDA_VERSION))
@@ -135,7 +140,7 @@ $(E2E_KEDA): tools/e2e/keda/go.mod
 # 56 s cold here beside a cold build of everything else, 9 s warm (the
 # links), 2026-12-06. The version is stamped as the add-on's Makefile does
 # (its components log it).
-E2E_HTTP_ADDON_VERSION = $(shell awk '{for (i = 1; i < NF; i++) if ($$i == "github.com/kedacore/http-add-on") {print $$(i+1); exit}}' tools/e2e/httpaddon/go.mod)
+E2E_HTTP_ADDON_VERSION = $(call e2e_module_version,github.com/kedacore/http-add-on,tools/e2e/httpaddon)
 
 $(E2E_HTTP_ADDON) &: tools/e2e/httpaddon/go.mod
 	@mkdir -p $(E2E_HTTP_ADDON_DIR)
@@ -148,7 +153,7 @@ $(E2E_HTTP_ADDON) &: tools/e2e/httpaddon/go.mod
 # Crossplane's release build stamps its version into crossplane-runtime;
 # without it the core reports version "" and refuses every package that
 # declares spec.crossplane.version ("invalid semantic version").
-E2E_XP_VERSION = $(shell awk '$$1 == "github.com/crossplane/crossplane/v2" {print $$2}' tools/e2e/crossplane/go.mod)
+E2E_XP_VERSION = $(call e2e_module_version,github.com/crossplane/crossplane/v2,tools/e2e/crossplane)
 
 $(E2E_XP_CORE): tools/e2e/crossplane/go.mod
 	$(call e2e_build_tool,github.com/crossplane/crossplane/v2/cmd/crossplane,tools/e2e/crossplane,-X=github.com/crossplane/crossplane-runtime/v2/pkg/version.version=$(E2E_XP_VERSION))
@@ -181,7 +186,7 @@ scale: $(E2E_TOOLS) $(E2E_XP_CLI)
 # The version is stamped as kube-router's release build does (unstamped, it
 # logs a version-parse warning at start). 190 s cold on a quiet machine here
 # (2026-12-06, 22 s of it downloads).
-E2E_KUBE_ROUTER_VERSION = $(shell awk '{for (i = 1; i < NF; i++) if ($$i == "github.com/cloudnativelabs/kube-router/v2") {print $$(i+1); exit}}' tools/e2e/kuberouter/go.mod)
+E2E_KUBE_ROUTER_VERSION = $(call e2e_module_version,github.com/cloudnativelabs/kube-router/v2,tools/e2e/kuberouter)
 
 $(E2E_KUBE_ROUTER): tools/e2e/kuberouter/go.mod
 	$(call e2e_build_tool,github.com/cloudnativelabs/kube-router/v2/cmd/kube-router,tools/e2e/kuberouter,-X=github.com/cloudnativelabs/kube-router/v2/pkg/version.Version=$(E2E_KUBE_ROUTER_VERSION))
