@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/inferno-ai/function-inferno/fn"
+	xprender "github.com/inferno-ai/function-inferno/test/render"
 )
 
 // How a claim is walked through its life, black box: each stage's request
@@ -280,17 +281,11 @@ func readYAMLDocs(path string) ([]map[string]any, error) {
 	if err != nil {
 		return nil, err
 	}
-	var out []map[string]any
-	for _, doc := range strings.Split("\n"+string(b), "\n---\n") {
-		m := map[string]any{}
-		if err := yaml.Unmarshal([]byte(doc), &m); err != nil {
-			return nil, fmt.Errorf("%s: %w", path, err)
-		}
-		if len(m) > 0 {
-			out = append(out, m)
-		}
+	docs, err := xprender.Documents(b)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	return out, nil
+	return docs, nil
 }
 
 // requiredKeys are the requirement keys under which the function asks
