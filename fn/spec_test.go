@@ -405,13 +405,14 @@ func TestApplyServeMergesEnv(t *testing.T) {
 	xr := testXR()
 	setPath(xr, "ollama", "spec", "model", "framework")
 	setPath(xr, map[string]any{"env": []any{
-		map[string]any{"name": "OLLAMA_HOST", "value": "0.0.0.0:9999"},
+		map[string]any{"name": "OLLAMA_KEEP_ALIVE", "value": "-1"},
 		map[string]any{"name": "EXTRA", "value": "1"},
 	}}, "spec", "serve")
 	s := mustResolve(t, xr, nil)
 	want := []corev1.EnvVar{
 		{Name: "OLLAMA_MODELS", Value: "$(MODEL_DIR)"},
-		{Name: "OLLAMA_HOST", Value: "0.0.0.0:9999"},
+		{Name: "OLLAMA_HOST", Value: "0.0.0.0:$(PORT)"},
+		{Name: "OLLAMA_KEEP_ALIVE", Value: "-1"},
 		{Name: "EXTRA", Value: "1"},
 	}
 	if diff := cmp.Diff(want, s.Runtime.Env); diff != "" {

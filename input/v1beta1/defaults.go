@@ -65,6 +65,7 @@ func BuiltinRuntimes() map[string]RuntimePreset {
 				MaxLoraRank: ptr(DefaultMaxLoraRank),
 			},
 			MultiNode: builtinVLLMMultiNode(),
+			Flags:     builtinVLLMFlags(),
 		},
 		"triton": {
 			Image:             "nvcr.io/nvidia/tritonserver:25.01-py3",
@@ -78,6 +79,7 @@ func BuiltinRuntimes() map[string]RuntimePreset {
 			// Triton serves its metrics on a port of their own.
 			MetricsPath: "/metrics",
 			MetricsPort: ptr(int32(8002)),
+			Flags:       builtinTritonFlags(),
 		},
 		"tgi": {
 			Image:             "ghcr.io/huggingface/text-generation-inference:3.3.4",
@@ -88,6 +90,7 @@ func BuiltinRuntimes() map[string]RuntimePreset {
 			SharedMemory:      ptr(true),
 			ConcurrencyMetric: "tgi_queue_size",
 			MetricsPath:       "/metrics",
+			Flags:             builtinTGIFlags(),
 		},
 		"llamacpp": {
 			// llama-server takes one GGUF file; the weights directory holds
@@ -108,6 +111,14 @@ func BuiltinRuntimes() map[string]RuntimePreset {
 			// --lora-init-without-apply does not do that: llama-server still
 			// applies such adapters at scale 1 to every request that names
 			// none (seen with the e2e's llama-server).
+			//
+			// The preset's own flags come after the claim's, since
+			// llama-server takes the last of a flag given twice and its
+			// command line over its LLAMA_ARG_* variables: the model, the
+			// address and --offline (llama-server ignores HF_HUB_OFFLINE,
+			// and without it downloads whatever -hf, -mu or -dr name) hold
+			// whatever a claim passes. The claim's spellings of them are
+			// refused as well (Flags), so a claim learns why.
 			Image: "ghcr.io/ggml-org/llama.cpp:server-b6700",
 			Command: []string{"/bin/sh", "-c", `m="$(find "$MODEL_DIR" -name '*.gguf' ! -iname '*mmproj*' ! -iname '*lora*' | sort | head -n 1)"; ` +
 				`[ -n "$m" ] || { echo "no model GGUF under $MODEL_DIR" >&2; exit 1; }; ` +
@@ -117,7 +128,7 @@ func BuiltinRuntimes() map[string]RuntimePreset {
 				`case "$f" in *,*|*:*) echo "adapter file $f has a comma or a colon, which --lora-scaled cannot take" >&2; exit 1;; esac; ` +
 				`set -- "$@" --lora-scaled "$f:0"; ` +
 				`elif [ "$a" != --lora ]; then set -- "$@" "$a"; fi; p="$a"; done; shift "$n"; ` +
-				`exec /app/llama-server --host 0.0.0.0 --port "$PORT" --metrics -m "$m" "$@"`, "llama-server"},
+				`exec /app/llama-server "$@" --host 0.0.0.0 --port "$PORT" --metrics -m "$m" --offline`, "llama-server"},
 			// llama-server runs one thread per core it sees, and in a
 			// container it sees every core of the node, not its CPU
 			// request: threads beyond its share contend for the same CPU
@@ -147,6 +158,7 @@ func BuiltinRuntimes() map[string]RuntimePreset {
 				MaxLoras:        ptr(DefaultMaxLoras),
 				MaxLoraRank:     ptr(DefaultMaxLoraRank),
 			},
+			Flags: builtinLlamaCppFlags(),
 		},
 		"ollama": {
 			// Ollama reads its own model store: the source must hold an
@@ -158,6 +170,7 @@ func BuiltinRuntimes() map[string]RuntimePreset {
 			StartupSeconds: ptr(int32(600)),
 			SharedMemory:   ptr(false),
 			// Ollama serves no Prometheus metrics: no PodMonitor.
+			Flags: builtinOllamaFlags(),
 		},
 		"fake": {
 			// A tiny OpenAI-shaped server that answers from a fixed table:
@@ -176,6 +189,7 @@ func BuiltinRuntimes() map[string]RuntimePreset {
 				MaxLoras:        ptr(DefaultMaxLoras),
 				MaxLoraRank:     ptr(DefaultMaxLoraRank),
 			},
+			Flags: builtinFakeFlags(),
 		},
 	}
 }
@@ -227,6 +241,7 @@ func (in *Input) Runtime(framework string) (p RuntimePreset, ok bool) {
 	p.MetricsPort = orPtr(o.MetricsPort, p.MetricsPort)
 	p.Adapters = mergeAdapters(o.Adapters, p.Adapters)
 	p.MultiNode = orPtr(o.MultiNode, p.MultiNode)
+	p.Flags = orPtr(o.Flags, p.Flags)
 	return p, true
 }
 

@@ -259,6 +259,24 @@ type Policy struct {
 	// +kubebuilder:validation:items:MaxLength=128
 	DeniedServeArgs []string `json:"deniedServeArgs,omitempty"`
 
+	// AllowedServeEnv lists the environment variables spec.serve.env may
+	// set, each a name (VLLM_LOGGING_LEVEL) or a prefix ending in '*'
+	// (FAKE_*); a claim setting any other is refused. [] allows none. Left
+	// out while a policy is set, every variable is allowed but those that
+	// load or run code or move where code is found (the dynamic loader's,
+	// the interpreters' and the shells' hooks and search paths, PATH, HOME:
+	// DefaultDeniedServeEnv) and the runtime's own flag variables
+	// (input.runtimes.<framework>.flags.variables, such as llama-server's
+	// LLAMA_ARG_* and every flag of TGI's launcher), which would pass a
+	// flag around deniedServeArgs. The variables the function itself sets
+	// and those that would let servers reach a hub are refused in any case.
+	// +optional
+	// +kubebuilder:validation:MaxItems=128
+	// +kubebuilder:validation:items:MinLength=1
+	// +kubebuilder:validation:items:MaxLength=128
+	// +kubebuilder:validation:items:Pattern=`^[-._a-zA-Z][-._a-zA-Z0-9]*\*?$`
+	AllowedServeEnv []string `json:"allowedServeEnv,omitempty"`
+
 	// PlainHTTPCredentialHosts lists the hosts (host[:port], compared as
 	// allowedURIHosts' are) to which pull Jobs may send credentials over
 	// plain http://. Every other http://
@@ -501,6 +519,13 @@ type RuntimePreset struct {
 	// one as a whole; the vLLM preset has one.
 	// +optional
 	MultiNode *MultiNodePreset `json:"multiNode,omitempty"`
+	// Flags says where else than its command line the server reads its
+	// options, and which of its flags a claim may not pass
+	// (spec.serve.args) or set through a variable (spec.serve.env).
+	// Replaces the built-in table as a whole; {} judges no flag of the
+	// runtime beyond input.policy.deniedServeArgs.
+	// +optional
+	Flags *ServerFlags `json:"flags,omitempty"`
 }
 
 // PullerPreset is how weights are downloaded for one URI scheme.

@@ -4,7 +4,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 
@@ -66,8 +65,9 @@ func TestLlamaCPPPicksTheModelGGUF(t *testing.T) {
 					t.Fatalf("%v: %s", err, out)
 				}
 				args := strings.Split(strings.TrimSpace(string(out)), "\n")
-				if got := args[len(args)-1]; got != filepath.Join(dir, c.want) {
-					t.Errorf("-m %s, want %s", got, filepath.Join(dir, c.want))
+				want := []string{"--host", "0.0.0.0", "--port", "8080", "--metrics", "-m", filepath.Join(dir, c.want), "--offline"}
+				if diff := cmp.Diff(want, args); diff != "" {
+					t.Errorf("llama-server's arguments (-want +got):\n%s", diff)
 				}
 			})
 		}
@@ -87,7 +87,7 @@ func TestLlamaCPPLoadsAdaptersAtScaleZero(t *testing.T) {
 	cases := map[string]struct {
 		files []string // under the adapters directory
 		args  []string // after $0; "@" stands for the adapters directory
-		want  []string // after -m MODEL; nil means it must fail with fail
+		want  []string // before the preset's own flags; nil means it must fail with fail
 		fail  string
 	}{
 		"None":   {want: []string{}},
@@ -132,12 +132,11 @@ func TestLlamaCPPLoadsAdaptersAtScaleZero(t *testing.T) {
 					t.Fatalf("%v: %s", err, out)
 				}
 				args := strings.Split(strings.TrimSpace(string(out)), "\n")
-				m := slices.Index(args, "-m")
-				if m < 0 {
-					t.Fatalf("no -m in %q", args)
-				}
-				if diff := cmp.Diff(at(c.want), args[m+2:]); diff != "" {
-					t.Errorf("arguments after -m MODEL (-want +got):\n%s", diff)
+				// The preset's own flags come last, where a claim's
+				// spelling of them cannot win.
+				want := append(at(c.want), "--host", "0.0.0.0", "--port", "8080", "--metrics", "-m", filepath.Join(dir, "m.gguf"), "--offline")
+				if diff := cmp.Diff(want, args); diff != "" {
+					t.Errorf("llama-server's arguments (-want +got):\n%s", diff)
 				}
 			})
 		}

@@ -119,15 +119,7 @@ func serverPodTemplate(s *resolve.Spec, v *resolve.Version, w Weights) corev1.Po
 	startup := *rt.StartupSeconds
 	labels := s.Labels(v, v.Component())
 
-	env := []corev1.EnvVar{
-		{Name: resolve.EnvModelDir, Value: MountModel},
-		{Name: resolve.EnvModelName, Value: s.Name},
-		{Name: resolve.EnvModelVersion, Value: v.Model.Version},
-		{Name: resolve.EnvPort, Value: strconv.Itoa(int(port))},
-		// The weights are local: servers must never reach for a hub.
-		{Name: "HF_HUB_OFFLINE", Value: "1"},
-	}
-	env = resolve.MergeEnv(append(env, scratchEnv()...), rt.Env)
+	env := s.ServerEnv(v)
 
 	res := corev1.ResourceRequirements{
 		Requests: corev1.ResourceList{corev1.ResourceCPU: s.CPU, corev1.ResourceMemory: s.Memory},

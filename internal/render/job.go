@@ -103,7 +103,7 @@ func PullJob(s *resolve.Spec, v *resolve.Version) NamedJob {
 		{Name: EnvTargetDir, Value: MountCache + "/" + CacheDir(m)},
 	}
 	env = append(env, corev1.EnvVar{Name: v1beta1.EnvPullStallSeconds, Value: strconv.Itoa(int(s.PullStall))})
-	env = append(env, scratchEnv()...)
+	env = append(env, resolve.ScratchEnv()...)
 	// Credentials only ever by reference, and only the variables the
 	// puller reads for them (resolve.CredentialVars): never the whole
 	// Secret, whose other keys would set the puller's endpoint or proxy.

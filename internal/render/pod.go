@@ -123,10 +123,10 @@ const (
 	VolumeTmp     = "tmp"
 	volumeShm     = "dshm"
 
-	mountTmp   = "/tmp"
+	mountTmp   = resolve.MountScratch
 	mountShm   = "/dev/shm"
-	MountCache = "/cache" // the cache volume, in the pull Job
-	MountModel = "/model" // the weights, read-only, in the servers
+	MountCache = "/cache"           // the cache volume, in the pull Job
+	MountModel = resolve.MountModel // the weights, read-only, in the servers
 )
 
 // Sizes of the scratch volumes. Each emptyDir has a size limit so that a
@@ -169,15 +169,6 @@ func tmpVolume() corev1.Volume {
 	return corev1.Volume{Name: VolumeTmp, VolumeSource: corev1.VolumeSource{
 		EmptyDir: &corev1.EmptyDirVolumeSource{SizeLimit: ptr.To(tmpSize)},
 	}}
-}
-
-// scratchEnv points HOME and the usual caches at the writable /tmp.
-func scratchEnv() []corev1.EnvVar {
-	return []corev1.EnvVar{
-		{Name: "HOME", Value: mountTmp},
-		{Name: "XDG_CACHE_HOME", Value: mountTmp + "/.cache"},
-		{Name: "HF_HOME", Value: mountTmp + "/hf"},
-	}
 }
 
 // placement is where a pod runs: the Input's node pool, and for servers

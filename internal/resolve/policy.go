@@ -7,6 +7,7 @@ import (
 
 	"github.com/inferno-ai/function-inferno/apis/inference/v1alpha1"
 	"github.com/inferno-ai/function-inferno/input/v1beta1"
+	"k8s.io/apimachinery/pkg/util/validation"
 )
 
 // What the platform lets a claim ask for. Every claim field is the
@@ -92,6 +93,12 @@ func checkPolicyInput(in *v1beta1.Input, errs *FieldErrors) {
 			errs.Add(fmt.Sprintf("input.policy.deniedServeArgs[%d]", i), "%q is not a flag; list flags such as --trust-remote-code, or \"*\" to deny every argument", a)
 		}
 	}
+	for i, e := range in.Policy.AllowedServeEnv {
+		name := strings.TrimSuffix(e, "*")
+		if name == "" || strings.Contains(name, "*") || len(validation.IsEnvVarName(name)) > 0 {
+			errs.Add(fmt.Sprintf("input.policy.allowedServeEnv[%d]", i), "%q is not a variable name or a prefix ending in '*'; list names such as VLLM_LOGGING_LEVEL or prefixes such as FAKE_*", e)
+		}
+	}
 	for _, e := range in.Policy.AllowedURIHosts {
 		scheme, a, ok := strings.Cut(e, "://")
 		if !ok || a == "" || !slices.Contains(supportedSchemes, scheme) || scheme == SchemePVC || strings.Contains(a, "/") {
@@ -160,17 +167,6 @@ func checkPolicy(s *Spec, spec v1alpha1.InferenceServiceSpec, in *v1beta1.Input,
 			errs.Add("spec.serve.image", "%q is not among the images the platform allows (input.policy.allowedServerImages: %s); use one of them, or leave spec.serve.image out for the runtime's", s.Runtime.Image, strings.Join(prefixes, ", "))
 		} else {
 			errs.Add("input.runtimes."+string(s.Model.Framework)+".image", "%q, the %s runtime's image, is not among the images the platform allows (input.policy.allowedServerImages: %s); the platform team must pin the preset to an allowed image", s.Runtime.Image, s.Model.Framework, strings.Join(prefixes, ", "))
-		}
-	}
-	if spec.Serve != nil {
-		denied := p.DeniedServeArgs
-		if denied == nil {
-			denied = v1beta1.DefaultDeniedServeArgs
-		}
-		for i, a := range spec.Serve.Args {
-			if d, ok := DeniedArg(a, denied); ok {
-				errs.Add(fmt.Sprintf("spec.serve.args[%d]", i), "%q passes %s, which the platform does not allow (input.policy.deniedServeArgs: %s); remove it, or ask your platform team", a, d, strings.Join(denied, ", "))
-			}
 		}
 	}
 	if p.AllowEnvValueFrom != nil && !*p.AllowEnvValueFrom && spec.Serve != nil {

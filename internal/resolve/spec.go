@@ -119,6 +119,7 @@ func Resolve(xr *v1alpha1.XInferenceService, in *v1beta1.Input) (*Spec, []string
 	checkCredentialRef(m, puller, "spec.model.credentialsSecretRef", in, &errs)
 	checkPoolNames(s, &errs)
 	checkPolicy(s, spec, in, &errs)
+	judgeServe(s, spec.Serve, in, &errs)
 	errs = append(errs, npErrs...)
 	if err := errs.Err(); err != nil {
 		return nil, nil, err
