@@ -95,8 +95,10 @@ func Expand(s string, vars map[string]Var) (out string, hidden int) {
 			}
 			i += 2 + end
 		default: // rule 3: a $ that starts nothing, and the rune after it
+			// (as the kubelet decodes it: an invalid byte becomes U+FFFD,
+			// which an argument from the API, valid UTF-8, never has)
 			b.WriteByte('$')
-			b.WriteString(s[i+1 : i+1+size])
+			b.WriteRune(next)
 			i += size
 		}
 	}

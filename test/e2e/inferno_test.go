@@ -71,6 +71,8 @@ func TestInferno(t *testing.T) {
 	t.Run("25-lora", s.lora)
 	// llama.cpp's real server behind the llamacpp preset.
 	t.Run("32-serve-llamacpp", s.serveLlamaCPP)
+	// The kubelet's $(VAR) expansion, which the policy judges by.
+	t.Run("34-what-a-server-receives", s.serverReceives)
 	// With every earlier claim settled: nothing changes at rest.
 	t.Run("22-at-rest", s.atRest)
 	// Only with -scale=N (make scale): hundreds of claims at once.

@@ -192,7 +192,13 @@ func (s *infernoSuite) serveLlamaCPP(t *testing.T) {
 	if !errors.Is(err, syscall.EROFS) {
 		t.Errorf("writing into /model of llama-server: %v, want a read-only file system", err)
 	}
-	sc.note("llama-server pid %d: uid 65532, 1 thread for 50m CPU, /model read-only, /metrics has %s", pid, llamaConcurrencyMetric)
+	// Offline by construction: the preset's flags come last, where a
+	// claim's cannot undo them, and --offline is among them.
+	argv := procCmdline(t, pid)
+	if n := len(argv); n < 3 || argv[n-1] != "--offline" || argv[n-3] != "-m" {
+		t.Errorf("llama-server (pid %d) runs as %q, want its arguments to end in -m MODEL --offline", pid, argv)
+	}
+	sc.note("llama-server pid %d: uid 65532, 1 thread for 50m CPU, /model read-only, /metrics has %s, argv ends %q", pid, llamaConcurrencyMetric, argv[max(0, len(argv)-3):])
 
 	uri2, baseText := upgradeLlamaUnderLoad(ctx, t, sc, name, base, first)
 	addLlamaAdapterUnderLoad(ctx, t, sc, name, base, uri2, baseText)

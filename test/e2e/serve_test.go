@@ -236,6 +236,16 @@ func procStatusField(t *testing.T, pid int, field string) string {
 	return ""
 }
 
+// procCmdline is a process's argv, as the kernel keeps it.
+func procCmdline(t *testing.T, pid int) []string {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Split(strings.TrimSuffix(string(b), "\x00"), "\x00")
+}
+
 // mountFSType is the file system type of a mount point in a process's
 // mount namespace.
 func mountFSType(t *testing.T, pid int, point string) string {
