@@ -525,6 +525,71 @@ func TestBadInput(t *testing.T) {
 			taken map[string]map[string]any
 		}{xr: tc.xr, input: tc.input, field: tc.field, fix: "which the platform does not allow (input.policy.deniedServeArgs: "}
 	}
+	// What the server receives (resolve/serveargs.go): arguments after the
+	// kubelet's $(VAR) expansion, variables by the names the server reads
+	// them under, the runtime's flag table, input.policy.allowedServeEnv.
+	env := func(vars ...map[string]any) []any {
+		out := make([]any, len(vars))
+		for i, v := range vars {
+			out[i] = v
+		}
+		return out
+	}
+	v := func(name, value string) map[string]any { return map[string]any{"name": name, "value": value} }
+	secretVar := func(name string) map[string]any {
+		return map[string]any{"name": name, "valueFrom": map[string]any{"secretKeyRef": map[string]any{"name": "s", "key": "k"}}}
+	}
+	serve := func(sv map[string]any) func(map[string]any) { return set(sv, "spec", "serve") }
+	framework := func(fw string) func(map[string]any) { return set(fw, "spec", "model", "framework") }
+	strict := policy(map[string]any{"allowedServerImages": []any{"vllm/", "ghcr.io/"}, "deniedServeArgs": []any{"--trust-remote-code"}})
+	type row = struct {
+		xr    func(map[string]any)
+		input map[string]any
+		field string
+		fix   string
+		taken map[string]map[string]any
+	}
+	for name, tc := range map[string]row{
+		// Class 1: a denied flag by another route than the args as written.
+		"PolicyServeArgExpandsToDenied": {xr: serve(map[string]any{"env": env(v("HALF", "trust-remote")), "args": []any{"--model=$(MODEL_DIR)", "--$(HALF)-code"}}), input: strict, field: "spec.serve.args[1]", fix: `(which the server receives as "--trust-remote-code") passes --trust-remote-code, which the platform does not allow (input.policy.deniedServeArgs`},
+		"PolicyServeArgWholeFromVar":    {xr: serve(map[string]any{"env": env(v("F", "--trust-remote-code")), "args": []any{"$(F)"}}), input: strict, field: "spec.serve.args[0]", fix: "input.policy.deniedServeArgs"},
+		"PolicyServeArgHiddenFlag":      {xr: serve(map[string]any{"env": env(secretVar("F")), "args": []any{"--model=$(MODEL_DIR)", "$(F)"}}), input: strict, field: "spec.serve.args[1]", fix: "write the flag and the reference in one argument (--flag=$(F))"},
+		"PolicyServeArgHiddenFlagName":  {xr: serve(map[string]any{"env": env(secretVar("F")), "args": []any{"--trust-$(F)=1"}}), input: strict, field: "spec.serve.args[0]", fix: "input.policy.deniedServeArgs) cannot judge it"},
+		"PolicyServeEnvTGIFlagVariable": {xr: both(framework("tgi"), serve(map[string]any{"env": env(v("TRUST_REMOTE_CODE", "true"))})), input: policy(map[string]any{"allowedServeEnv": []any{"*"}}), field: "spec.serve.env[0].name", fix: "is the tgi server's variable for --trust-remote-code, which the platform does not allow (input.policy.deniedServeArgs"},
+		"PolicyServeEnvLlamaFlagVar":    {xr: both(framework("llamacpp"), serve(map[string]any{"env": env(v("LLAMA_ARG_CTX_SIZE", "512"))})), input: strict, field: "spec.serve.env[0].name", fix: "ask your platform team to list the variable in input.policy.allowedServeEnv"},
+		"PolicyServeArgVLLMConfigFile":  {xr: serve(map[string]any{"args": []any{"--model=$(MODEL_DIR)", "--config=$(MODEL_DIR)/args.yaml"}}), input: strict, field: "spec.serve.args[1]", fix: "the vllm runtime's flag table (input.runtimes.vllm.flags) refuses it"},
+		"PolicyServeArgVLLMPlugin":      {xr: serve(map[string]any{"args": []any{"--worker-extension-cls", "evil.Worker"}}), input: strict, field: "spec.serve.args[0]", fix: "imports Python code by name"},
+		"PolicyServeArgLlamaTools":      {xr: both(framework("llamacpp"), serve(map[string]any{"args": []any{"--tools", "all"}})), input: strict, field: "spec.serve.args[0]", fix: "runs tools (shell commands"},
+		// Class 2: variables that load or run code.
+		"PolicyServeEnvLDPreload":      {xr: serve(map[string]any{"env": env(v("LD_PRELOAD", "/model/x.so"))}), input: policy(map[string]any{"allowedServerImages": []any{"vllm/"}, "deniedServeArgs": []any{"*"}}), field: "spec.serve.env[0].name", fix: "(matching LD_*) can make a process load or run code"},
+		"PolicyServeEnvPythonPath":     {xr: serve(map[string]any{"env": env(v("OK", "1"), v("PYTHONPATH", "/model"))}), input: strict, field: "spec.serve.env[1].name", fix: "input.policy.allowedServeEnv is not set"},
+		"PolicyServeEnvPath":           {xr: both(framework("llamacpp"), serve(map[string]any{"env": env(v("PATH", "/model/bin"))})), input: strict, field: "spec.serve.env[0].name", fix: "input.policy.allowedServeEnv"},
+		"PolicyServeEnvBashEnv":        {xr: both(framework("llamacpp"), serve(map[string]any{"env": env(v("BASH_ENV", "/model/x"))})), input: strict, field: "spec.serve.env[0].name", fix: "(matching BASH_ENV)"},
+		"PolicyServeEnvNotInAllowList": {xr: serve(map[string]any{"env": env(v("VLLM_LOGGING_LEVEL", "DEBUG"), v("OTHER", "1"))}), input: policy(map[string]any{"allowedServeEnv": []any{"VLLM_LOGGING_LEVEL"}}), field: "spec.serve.env[1].name", fix: "is not among the variables the platform allows (input.policy.allowedServeEnv: VLLM_LOGGING_LEVEL)"},
+		"PolicyServeEnvNoneAllowed":    {xr: serve(map[string]any{"env": env(v("X", "1"))}), input: policy(map[string]any{"allowedServeEnv": []any{}}), field: "spec.serve.env[0].name", fix: "(input.policy.allowedServeEnv: none)"},
+	} {
+		policyCases[name] = tc
+	}
+	for name, tc := range map[string]row{
+		// Class 3: a server that fetches weights by itself, refused with or
+		// without a policy; and the preset's own flags.
+		"ServeArgLlamaHubRepo":       {xr: both(framework("llamacpp"), serve(map[string]any{"args": []any{"-hf", "evil/model-GGUF"}})), field: "spec.serve.args[0]", fix: "downloads a model from a hub or a URL by itself"},
+		"ServeArgLlamaModelURL":      {xr: both(framework("llamacpp"), serve(map[string]any{"args": []any{"--ctx-size", "512", "--model-url", "http://evil.test/m.gguf"}})), field: "spec.serve.args[2]", fix: "servers serve only the weights the function pulls"},
+		"ServeArgLlamaDockerRepo":    {xr: both(framework("llamacpp"), serve(map[string]any{"args": []any{"-dr", "ai/smollm2"}})), field: "spec.serve.args[0]", fix: "around the pull and input.policy.allowedURIHosts"},
+		"ServeArgLlamaFetchFromVar":  {xr: both(framework("llamacpp"), serve(map[string]any{"env": env(v("U", "-mu")), "args": []any{"$(U)", "http://evil.test/m.gguf"}})), field: "spec.serve.args[0]", fix: `(which the server receives as "-mu") passes -mu`},
+		"ServeArgLlamaModel":         {xr: both(framework("llamacpp"), serve(map[string]any{"args": []any{"-m", "/tmp/other.gguf"}})), field: "spec.serve.args[0]", fix: "remove it: the runtime preset sets it"},
+		"ServeArgLlamaRPC":           {xr: both(framework("llamacpp"), serve(map[string]any{"args": []any{"--rpc", "10.0.0.1:50052"}})), field: "spec.serve.args[0]", fix: "sends the model to remote RPC servers"},
+		"ServeEnvLlamaModelURL":      {xr: both(framework("llamacpp"), serve(map[string]any{"env": env(v("LLAMA_ARG_MODEL_URL", "http://evil.test/m.gguf"))})), field: "spec.serve.env[0].name", fix: "is the llamacpp server's variable for --model-url"},
+		"ServeEnvLlamaHFRepo":        {xr: both(framework("llamacpp"), serve(map[string]any{"env": env(v("LLAMA_ARG_HF_REPO", "evil/m"))})), field: "spec.serve.env[0].name", fix: "downloads a model from a hub"},
+		"ServeEnvLlamaOffline":       {xr: both(framework("llamacpp"), serve(map[string]any{"env": env(v("LLAMA_ARG_OFFLINE", "0"))})), field: "spec.serve.env[0].name", fix: "llama-server runs with --offline"},
+		"ServeEnvOllamaHost":         {xr: both(framework("ollama"), serve(map[string]any{"env": env(v("OLLAMA_HOST", "0.0.0.0:1"))})), field: "spec.serve.env[0].name", fix: "moves the address the preset listens on"},
+		"ServeEnvTGILoRAFromHub":     {xr: both(framework("tgi"), serve(map[string]any{"env": env(v("LORA_ADAPTERS", "evil/lora"))})), field: "spec.serve.env[0].name", fix: "loads adapters from the hub at start"},
+		"ServeArgTGINgrok":           {xr: both(framework("tgi"), serve(map[string]any{"args": []any{"--model-id=$(MODEL_DIR)", "--ngrok"}})), field: "spec.serve.args[1]", fix: "opens a connection out of the cluster"},
+		"InputAllowedServeEnvNoName": {input: policy(map[string]any{"allowedServeEnv": []any{"A*B"}}), field: "input.policy.allowedServeEnv[0]", fix: "list names such as VLLM_LOGGING_LEVEL or prefixes such as FAKE_*"},
+		"InputFlagRuleClass":         {input: map[string]any{"runtimes": map[string]any{"vllm": map[string]any{"flags": map[string]any{"rules": []any{map[string]any{"flags": []any{"--x"}, "class": "Nope"}}}}}}, field: "input.runtimes.vllm.flags.rules[0].class", fix: "use Preset, Fetch, Unsafe or Denied"},
+	} {
+		cases[name] = tc
+	}
 	cases["InputDeniedServeArgNotAFlag"] = struct {
 		xr    func(map[string]any)
 		input map[string]any

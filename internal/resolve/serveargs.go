@@ -31,14 +31,14 @@ import (
 // judgeServe holds the claim's spec.serve.args and spec.serve.env to the
 // runtime's flag table and the platform's policy.
 func judgeServe(s *Spec, sv *v1alpha1.ServeSpec, in *v1beta1.Input, errs *FieldErrors) {
-	if sv == nil || s.Model.Framework == "" {
+	if s.Model.Framework == "" {
 		return
 	}
 	j := judge{fw: string(s.Model.Framework), policy: in.Policy}
 	if f := s.Runtime.Flags; f != nil {
 		j.flags = *f
 	}
-	if !j.checkTable(errs) {
+	if !j.checkTable(errs) || sv == nil {
 		return
 	}
 	if p := in.Policy; p != nil {
@@ -140,7 +140,7 @@ func (j judge) fix(r v1beta1.FlagRule) string {
 	case v1beta1.FlagFetch:
 		return "remove it: servers serve only the weights the function pulls under the platform's policy (spec.model.uri, spec.adapters)"
 	}
-	return fmt.Sprintf("remove it, or ask your platform team (under its policy the %s runtime's flag table, input.runtimes.%s.flags, refuses it)", j.fw, j.fw)
+	return fmt.Sprintf("remove it, or ask your platform team: since the platform sets a policy (input.policy.*), the %s runtime's flag table (input.runtimes.%s.flags) refuses it", j.fw, j.fw)
 }
 
 // arg judges one argument as written and as x, the server's copy of it,
