@@ -66,6 +66,7 @@ func BuiltinRuntimes() map[string]RuntimePreset {
 			},
 			MultiNode: builtinVLLMMultiNode(),
 			Flags:     builtinVLLMFlags(),
+			Options:   builtinVLLMOptions(),
 		},
 		"triton": {
 			Image:             "nvcr.io/nvidia/tritonserver:25.01-py3",
@@ -91,6 +92,7 @@ func BuiltinRuntimes() map[string]RuntimePreset {
 			ConcurrencyMetric: "tgi_queue_size",
 			MetricsPath:       "/metrics",
 			Flags:             builtinTGIFlags(),
+			Options:           builtinTGIOptions(),
 		},
 		"llamacpp": {
 			// llama-server takes one GGUF file; the weights directory holds
@@ -158,7 +160,8 @@ func BuiltinRuntimes() map[string]RuntimePreset {
 				MaxLoras:        ptr(DefaultMaxLoras),
 				MaxLoraRank:     ptr(DefaultMaxLoraRank),
 			},
-			Flags: builtinLlamaCppFlags(),
+			Flags:   builtinLlamaCppFlags(),
+			Options: builtinLlamaCPPOptions(),
 		},
 		"ollama": {
 			// Ollama reads its own model store: the source must hold an
@@ -170,7 +173,8 @@ func BuiltinRuntimes() map[string]RuntimePreset {
 			StartupSeconds: ptr(int32(600)),
 			SharedMemory:   ptr(false),
 			// Ollama serves no Prometheus metrics: no PodMonitor.
-			Flags: builtinOllamaFlags(),
+			Flags:   builtinOllamaFlags(),
+			Options: builtinOllamaOptions(),
 		},
 		"fake": {
 			// A tiny OpenAI-shaped server that answers from a fixed table:
@@ -242,6 +246,7 @@ func (in *Input) Runtime(framework string) (p RuntimePreset, ok bool) {
 	p.Adapters = mergeAdapters(o.Adapters, p.Adapters)
 	p.MultiNode = orPtr(o.MultiNode, p.MultiNode)
 	p.Flags = orPtr(o.Flags, p.Flags)
+	p.Options = mergeOptions(o.Options, p.Options)
 	return p, true
 }
 

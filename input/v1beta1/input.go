@@ -526,6 +526,12 @@ type RuntimePreset struct {
 	// runtime beyond input.policy.deniedServeArgs.
 	// +optional
 	Flags *ServerFlags `json:"flags,omitempty"`
+	// Options translates the claims' typed server options
+	// (spec.serve.options) into this runtime's flags or variables, entry
+	// by entry over the built-in table; a claim setting an option without
+	// an entry is refused. Triton and fake have none.
+	// +optional
+	Options *OptionsPreset `json:"options,omitempty"`
 }
 
 // PullerPreset is how weights are downloaded for one URI scheme.

@@ -59,6 +59,7 @@ func resolveRuntime(fw v1alpha1.Framework, serve *v1alpha1.ServeSpec, in *v1beta
 		return v1beta1.RuntimePreset{}
 	}
 	rt = applyServe(rt, serve, errs)
+	rt = applyOptions(fw, rt, serve, errs)
 	checkRuntime(fw, rt, serve, errs)
 	return rt
 }

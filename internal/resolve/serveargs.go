@@ -28,6 +28,9 @@ import (
 // construction. Under a policy, input.policy.deniedServeArgs, the Unsafe
 // flags and input.policy.allowedServeEnv (or the built-in refusals) apply.
 
+// optionsHint points a refused tenant at the options no policy takes away.
+const optionsHint = "spec.serve.options sets the context length, dtype, quantization, parallel sequences, GPU memory and chat template under any policy"
+
 // judgeServe holds the claim's spec.serve.args and spec.serve.env to the
 // runtime's flag table and the platform's policy.
 func judgeServe(s *Spec, sv *v1alpha1.ServeSpec, in *v1beta1.Input, errs *FieldErrors) {
@@ -163,7 +166,7 @@ func (j judge) arg(field, written string, x expansion, errs *FieldErrors) bool {
 		return false
 	}
 	if d, ok := DeniedArg(x.out, j.denied); ok {
-		errs.Add(field, "%s passes %s, which the platform does not allow (input.policy.deniedServeArgs: %s); remove it, or ask your platform team", as, d, strings.Join(j.denied, ", "))
+		errs.Add(field, "%s passes %s, which the platform does not allow (input.policy.deniedServeArgs: %s); remove it ("+optionsHint+"), or ask your platform team", as, d, strings.Join(j.denied, ", "))
 		return true
 	}
 	if x.hidden >= 0 && flagPosition(x.out[:x.hidden]) {
@@ -242,7 +245,7 @@ func (j judge) env(field, name string, errs *FieldErrors) {
 		return
 	}
 	if pat, ok := v1beta1.NameMatches(name, j.flags.Variables); ok {
-		errs.Add(field, "%q (matching %s) is a variable the %s server reads its flags from (input.runtimes.%s.flags.variables), which would pass a flag around the platform's policy; pass the option in spec.serve.args, or ask your platform team to list the variable in input.policy.allowedServeEnv", name, pat, j.fw, j.fw)
+		errs.Add(field, "%q (matching %s) is a variable the %s server reads its flags from (input.runtimes.%s.flags.variables), which would pass a flag around the platform's policy; pass the option in spec.serve.args ("+optionsHint+"), or ask your platform team to list the variable in input.policy.allowedServeEnv", name, pat, j.fw, j.fw)
 	}
 }
 

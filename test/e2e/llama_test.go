@@ -12,6 +12,8 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -198,7 +200,20 @@ func (s *infernoSuite) serveLlamaCPP(t *testing.T) {
 	if n := len(argv); n < 3 || argv[n-1] != "--offline" || argv[n-3] != "-m" {
 		t.Errorf("llama-server (pid %d) runs as %q, want its arguments to end in -m MODEL --offline", pid, argv)
 	}
-	sc.note("llama-server pid %d: uid 65532, 1 thread for 50m CPU, /model read-only, /metrics has %s, argv ends %q", pid, llamaConcurrencyMetric, argv[max(0, len(argv)-3):])
+	// The claim's typed options reached the server as its flags: the
+	// command line has them, and the server reports its slots.
+	if want := []string{"--ctx-size", strconv.Itoa(llamaContext), "--parallel", strconv.Itoa(llamaSlots)}; !containsRun(argv, want) {
+		t.Errorf("llama-server (pid %d) runs as %q, want it to have %q from spec.serve.options", pid, argv, want)
+	}
+	var props struct {
+		TotalSlots int `json:"total_slots"`
+	}
+	if body, err := llamaGet(ctx, base+"/props"); err != nil {
+		t.Error(err)
+	} else if err := json.Unmarshal([]byte(body), &props); err != nil || props.TotalSlots != llamaSlots {
+		t.Errorf("llama-server's /props: total_slots %d (%v), want %d from spec.serve.options.maxParallel:\n%s", props.TotalSlots, err, llamaSlots, body)
+	}
+	sc.note("llama-server pid %d: uid 65532, 1 thread for 50m CPU, /model read-only, /metrics has %s, %d slots from spec.serve.options, argv ends %q", pid, llamaConcurrencyMetric, props.TotalSlots, argv[max(0, len(argv)-3):])
 
 	uri2, baseText := upgradeLlamaUnderLoad(ctx, t, sc, name, base, first)
 	addLlamaAdapterUnderLoad(ctx, t, sc, name, base, uri2, baseText)
@@ -338,7 +353,28 @@ func llamaClaim(t *testing.T, name, uri, version string) *unstructured.Unstructu
 	c := realClaim(t, name, uri, version, 1)
 	setField(c, "llamacpp", "spec", "model", "framework")
 	setField(c, map[string]any{"cpu": "50m", "memory": "128Mi", "gpu": int64(0)}, "spec", "resources")
+	// Typed options, which the preset translates into llama-server's
+	// flags: scenario 32 reads them back from the server.
+	setField(c, map[string]any{"contextLength": int64(llamaContext), "maxParallel": int64(llamaSlots)}, "spec", "serve", "options")
 	return c
+}
+
+// The llama claims' spec.serve.options: two slots (llama-server's own
+// default is four, so /props tells the option's from it) sharing a context
+// of 1,024 tokens.
+const (
+	llamaContext = 1024
+	llamaSlots   = 2
+)
+
+// containsRun says whether run appears in args, in order and adjacent.
+func containsRun(args, run []string) bool {
+	for i := 0; i+len(run) <= len(args); i++ {
+		if slices.Equal(args[i:i+len(run)], run) {
+			return true
+		}
+	}
+	return false
 }
 
 // podNames lists pods by name.

@@ -15,7 +15,9 @@ import (
 // Input gets NetworkPolicies from its first render and, serving, servers
 // under the platform's ServiceAccount without an API token; a claim beyond
 // them is refused with one Fatal that names every field and its
-// input.policy setting, and the CLI renders nothing.
+// input.policy setting, and the CLI renders nothing. The policy denies
+// every free argument, and the claim's typed server options reach the
+// servers all the same.
 func TestCrossplaneRenderLockedDown(t *testing.T) {
 	cli := crossplaneCLI(t)
 	f, err := StartFunction(buildFunction(t))
@@ -72,6 +74,17 @@ func TestCrossplaneRenderLockedDown(t *testing.T) {
 					got := pod{ServiceAccount: str(ps["serviceAccountName"]), Token: str(ps["automountServiceAccountToken"])}
 					if diff := cmp.Diff(want, got); diff != "" {
 						t.Errorf("%s %v pod service account and token (-want +got):\n%s", d["kind"], meta["name"], diff)
+					}
+					// The claim's typed options, under a policy that denies
+					// every free argument, end the servers' arguments.
+					if d["kind"] == "Deployment" {
+						cs, _ := ps["containers"].([]any)
+						c, _ := cs[0].(map[string]any)
+						args, _ := c["args"].([]any)
+						want := []any{"--max-model-len", "16384", "--max-num-seqs", "64"}
+						if len(args) < len(want) || !cmp.Equal(want, args[len(args)-len(want):]) {
+							t.Errorf("Deployment %v server args %v, want them to end with %v", meta["name"], args, want)
+						}
 					}
 				}
 			}

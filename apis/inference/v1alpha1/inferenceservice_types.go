@@ -353,6 +353,13 @@ type ServeSpec struct {
 	// +optional
 	// +kubebuilder:validation:MaxItems=128
 	Env []corev1.EnvVar `json:"env,omitempty"`
+
+	// Options are typed server settings (context length, dtype,
+	// quantization, parallel sequences, GPU memory, chat template),
+	// translated into the runtime's own flags or variables. Unlike args,
+	// a policy that denies free arguments keeps them.
+	// +optional
+	Options *ServeOptions `json:"options,omitempty"`
 }
 
 // ReplicasSpec bounds the number of model servers.
