@@ -344,7 +344,11 @@ type NetworkPolicySettings struct {
 	// KEDANamespace is where KEDA's HTTP add-on runs. Its interceptor
 	// forwards the requests of a claim that scales to zero through the
 	// add-on (input.keda.httpAddOn) to the claim's servers, which admit it
-	// only then. Defaults to keda, the add-on chart's namespace.
+	// only then. Defaults to the namespace of the add-on's scaler
+	// (input.keda.httpAddOn.scalerAddress, <service>.<namespace>:<port>),
+	// which runs beside the interceptor; set, it must agree with it, and
+	// it is required when the address names no namespace (an IP, a bare
+	// Service name).
 	// +optional
 	// +kubebuilder:validation:MaxLength=63
 	KEDANamespace string `json:"kedaNamespace,omitempty"`

@@ -106,8 +106,6 @@ const (
 	DefaultKEDAFallbackReplicas           int32 = 1
 	DefaultKEDAHTTPScalerAddress                = "keda-add-ons-http-external-scaler.keda:9090"
 	DefaultKEDAHTTPResponseTimeoutSeconds int32 = 600
-	// DefaultKEDANamespace is input.networkPolicy.kedaNamespace's default.
-	DefaultKEDANamespace = "keda"
 )
 
 // ScaleToZero returns the Input's KEDA settings with their defaults, and

@@ -61,3 +61,72 @@ func TestReadmeRuntimeTable(t *testing.T) {
 		t.Errorf("README.md's runtime table against the presets of %v (-presets +README):\n%s", fws, diff)
 	}
 }
+
+// TestReadmeOptionsTable holds the README's server options table to the
+// built-in option tables: per option and framework, the first word of the
+// cell is the preset's flag or variable, "—" where it has none.
+func TestReadmeOptionsTable(t *testing.T) {
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(b), "\n## Server options\n")
+	if !ok {
+		t.Fatal("README.md has no Server options section")
+	}
+	section, _, _ = strings.Cut(section, "\n## ")
+	columns := [][]string{{"vllm"}, {"tgi"}, {"llamacpp"}, {"ollama"}, {"triton", "fake"}}
+	got := map[string]string{}
+	for _, line := range strings.Split(section, "\n") {
+		if !strings.HasPrefix(line, "| `") {
+			continue
+		}
+		cells := strings.Split(strings.Trim(line, "|"), " | ")
+		if len(cells) != len(columns)+1 {
+			t.Errorf("row %q has %d columns, want %d", line, len(cells), len(columns)+1)
+			continue
+		}
+		option := strings.Trim(strings.TrimSpace(cells[0]), "`")
+		for i, fws := range columns {
+			first, _, _ := strings.Cut(strings.TrimSpace(cells[i+1]), " ")
+			for _, fw := range fws {
+				got[option+" "+fw] = strings.Trim(first, "`")
+			}
+		}
+	}
+	want := map[string]string{}
+	for fw, p := range BuiltinRuntimes() {
+		o := p.Options
+		if o == nil {
+			o = &OptionsPreset{}
+		}
+		at := func(f *OptionFlag) string {
+			switch {
+			case f == nil || (f.Flag == "" && f.Env == ""):
+				return "—"
+			case f.Flag != "":
+				return f.Flag
+			}
+			return f.Env
+		}
+		var ctx, dtype, quant *OptionFlag
+		if o.ContextLength != nil {
+			ctx = &o.ContextLength.OptionFlag
+		}
+		if o.DType != nil {
+			dtype = &o.DType.OptionFlag
+		}
+		if o.Quantization != nil {
+			quant = &o.Quantization.OptionFlag
+		}
+		for option, f := range map[string]*OptionFlag{
+			"contextLength": ctx, "dtype": dtype, "quantization": quant,
+			"maxParallel": o.MaxParallel, "gpuMemoryPercent": o.GPUMemoryPercent, "chatTemplate": o.ChatTemplate,
+		} {
+			want[option+" "+fw] = at(f)
+		}
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("README.md's server options table disagrees with the built-in option tables (-want +got):\n%s", diff)
+	}
+}

@@ -22,6 +22,12 @@ type multiNode struct {
 	ServerCommand []string
 }
 
+// MaxGroups is the most LeaderWorkerSet groups (spec.replicas.min with
+// spec.nodes > 1) one claim may run: it bounds the NetworkPolicies of a
+// claim, one per group and surge group (docs/configuration.md, "Objects
+// per claim"). 32 groups of up to 16 nodes are 512 nodes.
+const MaxGroups = 32
+
 // Runtime flags the function sets for a parallel server (vLLM's names);
 // spec.serve.args must not set them.
 const (
@@ -120,6 +126,10 @@ func resolveMultiNode(spec v1alpha1.InferenceServiceSpec, fw v1alpha1.Framework,
 	if out.Nodes == 1 {
 		return out
 	}
+	checkRayPorts(out, fw, rt, spec.Serve, errs)
+	if r := spec.Replicas; r != nil && r.Min != nil && *r.Min > MaxGroups {
+		errs.Add("spec.replicas.min", "%d groups of %d nodes is over the %d groups one claim may run (each group has a NetworkPolicy of its own, and a rollout surges more); use at most %d, or split the service over claims", *r.Min, out.Nodes, MaxGroups, MaxGroups)
+	}
 	if len(spec.Traffic) > 0 {
 		errs.Add("spec.traffic", "canary versions are not supported with spec.nodes > 1 (each version would need its own groups of %d nodes); remove spec.traffic, or roll the new weights out in place by changing spec.model (the groups roll one at a time, input.rollout)", out.Nodes)
 	}
@@ -145,6 +155,57 @@ func resolveMultiNode(spec v1alpha1.InferenceServiceSpec, fw v1alpha1.Framework,
 		*warnings = append(*warnings, fmt.Sprintf("spec.model.cacheRef: the %d pods of a server run on %d nodes and all mount the ModelCache %s's volume; it must be ReadWriteMany, or the workers never start", out.Nodes, out.Nodes, m.Cache))
 	}
 	return out
+}
+
+// Ports the leader's Ray head listens on besides RayPort, as `ray start
+// --head` opens them by default: its dashboard, its client server, its
+// dashboard agent, and the range its workers take ports from.
+const (
+	rayDashboardPort      = 8265
+	rayClientPort         = 10001
+	rayDashboardAgentPort = 52365
+	rayMinWorkerPort      = 10002
+	rayMaxWorkerPort      = 19999
+)
+
+// rayPortOf names the Ray head's use of port p; "" when it has none.
+func rayPortOf(p int32, mn *multiNode) string {
+	switch {
+	case p == mn.RayPort:
+		return fmt.Sprintf("the Ray head's own port (%d)", mn.RayPort)
+	case p == rayDashboardPort:
+		return "Ray's dashboard"
+	case p == rayClientPort:
+		return "Ray's client server"
+	case p == rayDashboardAgentPort:
+		return "Ray's dashboard agent"
+	case p >= rayMinWorkerPort && p <= rayMaxWorkerPort:
+		return fmt.Sprintf("among Ray's worker ports (%d-%d)", rayMinWorkerPort, rayMaxWorkerPort)
+	}
+	return ""
+}
+
+// checkRayPorts refuses a group whose serving or metrics port is one the
+// leader's Ray head listens on: the server could not bind it, or, worse,
+// the servers' NetworkPolicy admits the claim's namespace (and the
+// Gateway's, and the metrics namespace) to that port, which would open the
+// Ray head, which runs code for whoever reaches it, to all of them.
+func checkRayPorts(mn *multiNode, fw v1alpha1.Framework, rt v1beta1.RuntimePreset, sv *v1alpha1.ServeSpec, errs *FieldErrors) {
+	const why = "%d is %s on each group's leader (spec.nodes %d), which the servers' NetworkPolicy would open to the namespaces it admits, and whoever reaches Ray runs code in the group; use another port, e.g. 8000"
+	if p := rt.Port; p != nil {
+		if use := rayPortOf(*p, mn); use != "" {
+			if sv != nil && sv.Port != nil {
+				errs.Add("spec.serve.port", why, *p, use, mn.Nodes)
+			} else {
+				errs.Add("input.runtimes."+string(fw)+".port", why, *p, use, mn.Nodes)
+			}
+		}
+	}
+	if p := rt.MetricsPort; p != nil {
+		if use := rayPortOf(*p, mn); use != "" {
+			errs.Add("input.runtimes."+string(fw)+".metricsPort", why, *p, use, mn.Nodes)
+		}
+	}
 }
 
 // checkGroupIsolation refuses groups (spec.nodes > 1) that nothing

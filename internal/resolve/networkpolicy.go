@@ -53,15 +53,58 @@ func resolveNetworkPolicy(namespace string, in *v1beta1.Input, errs *FieldErrors
 		out.From = append(out.From, gw)
 	}
 	if k, ok := in.ScaleToZero(); ok && k.HTTPAddOn != nil {
-		out.Interceptor = np.KEDANamespace
-		if out.Interceptor == "" {
-			out.Interceptor = v1beta1.DefaultKEDANamespace
-		}
-		for _, m := range validation.IsDNS1123Label(out.Interceptor) {
-			errs.Add("input.networkPolicy.kedaNamespace", "%q is not a namespace name: %s", out.Interceptor, m)
-		}
+		out.Interceptor = interceptorNamespace(np.KEDANamespace, k.HTTPAddOn.ScalerAddress, errs)
 	}
 	return out
+}
+
+// interceptorNamespace is the namespace the servers admit KEDA's HTTP
+// interceptor from. The add-on runs its interceptor and its external
+// scaler in one namespace (the chart's release namespace), and
+// input.keda.httpAddOn.scalerAddress names the scaler as a Service, so the
+// namespace is read from there: a policy admitting another namespace than
+// the interceptor's would leave a claim at zero unanswered while it reads
+// ready. input.networkPolicy.kedaNamespace, when set, must agree; it is
+// required when the address names no namespace (a bare Service name, which
+// resolves in KEDA's own namespace, unknown here, or a name outside the
+// cluster's Service DNS).
+func interceptorNamespace(set, scaler string, errs *FieldErrors) string {
+	from := scalerNamespace(scaler)
+	switch {
+	case set != "":
+		for _, m := range validation.IsDNS1123Label(set) {
+			errs.Add("input.networkPolicy.kedaNamespace", "%q is not a namespace name: %s", set, m)
+			return ""
+		}
+		if from != "" && from != set {
+			errs.Add("input.networkPolicy.kedaNamespace", "%q disagrees with the add-on's scaler, %s (input.keda.httpAddOn.scalerAddress), which runs in namespace %q beside the interceptor; the servers would admit the wrong namespace and a claim at zero would never be answered: set it to %q, or leave it out", set, scaler, from, from)
+		}
+		return set
+	case from == "":
+		errs.Add("input.networkPolicy.kedaNamespace", "is required: the add-on's scaler, %s (input.keda.httpAddOn.scalerAddress), names no namespace, so the function cannot tell where the interceptor runs; set it to the add-on's namespace, or name the scaler as <service>.<namespace>:<port>", scaler)
+	}
+	return from
+}
+
+// scalerNamespace is the namespace of a Service address in the cluster's
+// DNS (<service>.<namespace>[.svc[.<cluster domain>]]:<port>); "" when the
+// address names none.
+func scalerNamespace(addr string) string {
+	host, _, ok := strings.Cut(addr, ":")
+	if !ok {
+		return ""
+	}
+	labels := strings.Split(host, ".")
+	switch {
+	case len(labels) == 2:
+	case len(labels) >= 3 && labels[2] == "svc":
+	default:
+		return ""
+	}
+	if len(validation.IsDNS1123Label(labels[1])) > 0 {
+		return ""
+	}
+	return labels[1]
 }
 
 // checkMetricsNamespace refuses a claim whose servers Prometheus reads
