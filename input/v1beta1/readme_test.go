@@ -15,15 +15,7 @@ import (
 // path and concurrency metric ("—" for none), and "refused" in the
 // adapters column exactly where the preset serves no adapters.
 func TestReadmeRuntimeTable(t *testing.T) {
-	b, err := os.ReadFile("../../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, section, ok := strings.Cut(string(b), "\n## Runtimes\n")
-	if !ok {
-		t.Fatal("README.md has no Runtimes section")
-	}
-	section, _, _ = strings.Cut(section, "\n## ")
+	section := readmeSection(t, "Runtimes")
 	unquote := func(c string) string { return strings.Trim(strings.TrimSpace(c), "`") }
 	got := map[string][]string{}
 	for _, line := range strings.Split(section, "\n") {
@@ -66,15 +58,7 @@ func TestReadmeRuntimeTable(t *testing.T) {
 // built-in option tables: per option and framework, the first word of the
 // cell is the preset's flag or variable, "—" where it has none.
 func TestReadmeOptionsTable(t *testing.T) {
-	b, err := os.ReadFile("../../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, section, ok := strings.Cut(string(b), "\n## Server options\n")
-	if !ok {
-		t.Fatal("README.md has no Server options section")
-	}
-	section, _, _ = strings.Cut(section, "\n## ")
+	section := readmeSection(t, "Server options")
 	columns := [][]string{{"vllm"}, {"tgi"}, {"llamacpp"}, {"ollama"}, {"triton", "fake"}}
 	got := map[string]string{}
 	for _, line := range strings.Split(section, "\n") {
@@ -129,4 +113,19 @@ func TestReadmeOptionsTable(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("README.md's server options table disagrees with the built-in option tables (-want +got):\n%s", diff)
 	}
+}
+
+// readmeSection is the text of the README's section under "## heading".
+func readmeSection(t *testing.T, heading string) string {
+	t.Helper()
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(b), "\n## "+heading+"\n")
+	if !ok {
+		t.Fatalf("README.md has no %s section", heading)
+	}
+	section, _, _ = strings.Cut(section, "\n## ")
+	return section
 }
