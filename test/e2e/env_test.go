@@ -73,6 +73,11 @@ func setUp(ctx context.Context) (*environment, error) {
 	start := time.Now()
 	e := &environment{summary: &summary{}, functions: map[string]*fnpackage.Runner{}}
 	e.workDir = filepath.Join(repoRoot(), "test", "e2e", "_work", "run")
+	// Up front, before a minute of building and starting: Crossplane's RBAC
+	// manager cannot move off its port.
+	if err := crossplanecore.CheckRBACManagerPort(); err != nil {
+		return nil, err
+	}
 	// One run's leftovers at a time: a failed run's logs stay until the
 	// next run starts. A killed run's real node is cleaned up first: its
 	// mounts would keep the directory.

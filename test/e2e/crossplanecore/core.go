@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -94,8 +93,8 @@ func ModuleDir(ctx context.Context, toolsDir string) (string, error) {
 func Install(ctx context.Context, cp *controlplane.ControlPlane, admin *kube.Client, o Options) (*Core, error) {
 	// The RBAC manager binds controller-runtime's default metrics address
 	// (:8080, every interface); fail with a clear message if it is taken.
-	if err := portFree(8080); err != nil {
-		return nil, fmt.Errorf("crossplane rbac manager needs port 8080 (its metrics address is not configurable): %w", err)
+	if err := CheckRBACManagerPort(); err != nil {
+		return nil, err
 	}
 	if _, err := admin.ApplyYAML(ctx, []byte(fmt.Sprintf(helmBasics, Namespace, Namespace, Namespace))); err != nil {
 		return nil, fmt.Errorf("crossplane namespace and service accounts: %w", err)
@@ -243,14 +242,6 @@ metadata:
   name: rbac-manager
   namespace: %s
 `
-
-func portFree(port int) error {
-	l, err := net.Listen("tcp", fmt.Sprintf(":%d", port))
-	if err != nil {
-		return err
-	}
-	return l.Close()
-}
 
 func getOK(ctx context.Context, url string) (bool, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
