@@ -108,7 +108,7 @@ func TestBadInput(t *testing.T) {
 		"InputCredentialSelectorOp": {input: map[string]any{"policy": map[string]any{"credentialSecretSelector": map[string]any{"matchExpressions": []any{map[string]any{"key": "team", "operator": "Like", "values": []any{"a"}}}}}}, field: "input.policy.credentialSecretSelector", fix: "is not a label selector"},
 
 		// Enums.
-		"FrameworkUnknown":       {xr: model("framework", "pytorch"), field: "spec.model.framework", fix: "use one of vllm, triton, tgi, llamacpp, ollama, fake"},
+		"FrameworkUnknown":       {xr: model("framework", "pytorch"), field: "spec.model.framework", fix: "use one of vllm, sglang, triton, tgi, llamacpp, ollama, fake"},
 		"FrameworkWrongCase":     {xr: model("framework", "VLLM"), field: "spec.model.framework", fix: "use one of vllm"},
 		"AccessModeUnknown":      {xr: set("ReadOnlyMany", "spec", "storage", "accessMode"), field: "spec.storage.accessMode", fix: "use ReadWriteOnce or ReadWriteMany"},
 		"AccessModeRWOP":         {xr: set("ReadWriteOncePod", "spec", "storage", "accessMode"), field: "spec.storage.accessMode", fix: "use ReadWriteOnce or ReadWriteMany"},
@@ -567,6 +567,9 @@ func TestBadInput(t *testing.T) {
 		"PolicyServeEnvTGIFlagVariable": {xr: both(framework("tgi"), serve(map[string]any{"env": env(v("TRUST_REMOTE_CODE", "true"))})), input: policy(map[string]any{"allowedServeEnv": []any{"*"}}), field: "spec.serve.env[0].name", fix: "is the tgi server's variable for --trust-remote-code, which the platform does not allow (input.policy.deniedServeArgs"},
 		"PolicyServeEnvLlamaFlagVar":    {xr: both(framework("llamacpp"), serve(map[string]any{"env": env(v("LLAMA_ARG_CTX_SIZE", "512"))})), input: strict, field: "spec.serve.env[0].name", fix: "ask your platform team to list the variable in input.policy.allowedServeEnv"},
 		"PolicyServeArgVLLMConfigFile":  {xr: serve(map[string]any{"args": []any{"--model=$(MODEL_DIR)", "--config=$(MODEL_DIR)/args.yaml"}}), input: strict, field: "spec.serve.args[1]", fix: "the vllm runtime's flag table (input.runtimes.vllm.flags) refuses it"},
+		"PolicyServeArgSGLangLogitCode": {xr: both(framework("sglang"), serve(map[string]any{"args": []any{"--model-path=$(MODEL_DIR)", "--enable-custom-logit-processor"}})), input: strict, field: "spec.serve.args[1]", fix: "lets every client send Python code"},
+		"PolicyServeArgSGLangConfig":    {xr: both(framework("sglang"), serve(map[string]any{"args": []any{"--config=$(MODEL_DIR)/serve.yaml"}})), input: strict, field: "spec.serve.args[0]", fix: "the sglang runtime's flag table (input.runtimes.sglang.flags) refuses it"},
+		"PolicyServeEnvSGLangVariable":  {xr: both(framework("sglang"), serve(map[string]any{"env": env(v("SGLANG_ENABLE_TORCH_COMPILE", "1"))})), input: strict, field: "spec.serve.env[0].name", fix: "is a variable the sglang server reads its flags from"},
 		"PolicyServeArgVLLMPlugin":      {xr: serve(map[string]any{"args": []any{"--worker-extension-cls", "evil.Worker"}}), input: strict, field: "spec.serve.args[0]", fix: "imports Python code by name"},
 		"PolicyServeArgLlamaTools":      {xr: both(framework("llamacpp"), serve(map[string]any{"args": []any{"--tools", "all"}})), input: strict, field: "spec.serve.args[0]", fix: "runs tools (shell commands"},
 		// Class 2: variables that load or run code.

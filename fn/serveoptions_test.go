@@ -34,6 +34,12 @@ func TestServeOptions(t *testing.T) {
 			options:   map[string]any{"contextLength": 32768, "dtype": "bfloat16", "quantization": "awq", "maxParallel": 64, "gpuMemoryPercent": 90},
 			wantArgs:  []string{"--max-model-len", "32768", "--dtype", "bfloat16", "--quantization", "awq", "--max-num-seqs", "64", "--gpu-memory-utilization", "0.90"},
 		},
+		"SGLangEvery": {
+			framework: "sglang",
+			options:   map[string]any{"contextLength": 8192, "dtype": "bfloat16", "quantization": "marlin", "maxParallel": 32, "gpuMemoryPercent": 85, "chatTemplate": "chatml"},
+			input:     denyAll,
+			wantArgs:  []string{"--context-length", "8192", "--dtype", "bfloat16", "--quantization", "marlin", "--max-running-requests", "32", "--mem-fraction-static", "0.85", "--chat-template", "chatml"},
+		},
 		"VLLMUnderDenyAll": {
 			framework: "vllm",
 			options:   map[string]any{"contextLength": 8192, "maxParallel": 16},

@@ -68,6 +68,29 @@ func BuiltinRuntimes() map[string]RuntimePreset {
 			Flags:     builtinVLLMFlags(),
 			Options:   builtinVLLMOptions(),
 		},
+		// SGLang's server, from SGLang's own documentation (server
+		// arguments, LoRA serving, production metrics); it has never met
+		// its real server here. --enable-metrics serves its Prometheus
+		// series on the serving port.
+		"sglang": {
+			Image:             "lmsysorg/sglang:v0.5.9",
+			Command:           []string{"python3", "-m", "sglang.launch_server"},
+			Args:              []string{"--model-path=$(MODEL_DIR)", "--served-model-name=$(MODEL_NAME)", "--host=0.0.0.0", "--port=$(PORT)", "--enable-metrics"},
+			Port:              ptr(int32(30000)),
+			HealthPath:        "/health",
+			StartupSeconds:    ptr(int32(1800)),
+			SharedMemory:      ptr(true),
+			ConcurrencyMetric: "sglang:num_running_reqs",
+			MetricsPath:       "/metrics",
+			Adapters: &AdapterPreset{
+				Args:        []string{"--enable-lora", "--max-loras-per-batch=$(MAX_LORAS)", "--max-lora-rank=$(MAX_LORA_RANK)"},
+				ModulesFlag: "--lora-paths",
+				MaxLoras:    ptr(DefaultMaxLoras),
+				MaxLoraRank: ptr(DefaultMaxLoraRank),
+			},
+			Flags:   builtinSGLangFlags(),
+			Options: builtinSGLangOptions(),
+		},
 		"triton": {
 			Image:             "nvcr.io/nvidia/tritonserver:25.01-py3",
 			Command:           []string{"tritonserver"},

@@ -174,3 +174,18 @@ func builtinOllamaOptions() *OptionsPreset {
 		MaxParallel:   &OptionFlag{Env: "OLLAMA_NUM_PARALLEL"},
 	}
 }
+
+// builtinSGLangOptions are SGLang's server arguments. Its --chat-template
+// takes a built-in template's name (or a file, which a name cannot be);
+// --mem-fraction-static is the share of GPU memory for the weights and the
+// KV cache.
+func builtinSGLangOptions() *OptionsPreset {
+	return &OptionsPreset{
+		ContextLength:    &ContextFlag{OptionFlag: OptionFlag{Flag: "--context-length"}},
+		DType:            &ChoiceFlag{OptionFlag: OptionFlag{Flag: "--dtype"}, Values: same("auto", "float16", "bfloat16", "float32")},
+		Quantization:     &ChoiceFlag{OptionFlag: OptionFlag{Flag: "--quantization"}, Values: same("awq", "gptq", "fp8", "bitsandbytes", "compressed-tensors", "marlin")},
+		MaxParallel:      flag("--max-running-requests"),
+		GPUMemoryPercent: flag("--mem-fraction-static"),
+		ChatTemplate:     flag("--chat-template"),
+	}
+}

@@ -59,7 +59,7 @@ func TestReadmeRuntimeTable(t *testing.T) {
 // cell is the preset's flag or variable, "—" where it has none.
 func TestReadmeOptionsTable(t *testing.T) {
 	section := readmeSection(t, "Server options")
-	columns := [][]string{{"vllm"}, {"tgi"}, {"llamacpp"}, {"ollama"}, {"triton", "fake"}}
+	columns := [][]string{{"vllm"}, {"sglang"}, {"tgi"}, {"llamacpp"}, {"ollama"}, {"triton", "fake"}}
 	got := map[string]string{}
 	for _, line := range strings.Split(section, "\n") {
 		if !strings.HasPrefix(line, "| `") {

@@ -158,6 +158,7 @@ const (
 	whyTGIAdapter = "loads adapters from the hub at start, around the adapters' pull and policy"
 	whyBackend    = "loads shared libraries (backends, repository agents) from a directory of the caller's choice"
 	whyRemoteCode = "runs Python code from the model's repository in the server"
+	whyClientCode = "lets every client send Python code (a serialized logit processor) that the server runs"
 )
 
 // builtinLlamaCppFlags is llama-server's table: its flags and variables
@@ -215,6 +216,21 @@ func builtinVLLMFlags() *ServerFlags {
 			{Flags: []string{"--allowed-local-media-path"}, Class: FlagUnsafe, Why: whyFileRead},
 			{Flags: []string{"--load-format"}, Class: FlagUnsafe, Why: whyLoader},
 			{Flags: []string{"--model-loader-extra-config"}, Class: FlagUnsafe, Why: whyLoader},
+		},
+	}
+}
+
+// builtinSGLangFlags is SGLang's table (its server arguments page): its
+// own SGLANG_* variables tune the server beside its flags, and it reads
+// every flag from a YAML file with --config.
+func builtinSGLangFlags() *ServerFlags {
+	return &ServerFlags{
+		Variables: []string{"SGLANG_*", "SGL_*"},
+		Rules: []FlagRule{
+			{Flags: []string{"--config"}, Class: FlagUnsafe, Why: whyConfig},
+			{Flags: []string{"--load-format"}, Class: FlagUnsafe, Why: whyLoader},
+			{Flags: []string{"--model-loader-extra-config"}, Class: FlagUnsafe, Why: whyLoader},
+			{Flags: []string{"--enable-custom-logit-processor"}, Class: FlagUnsafe, Why: whyClientCode},
 		},
 	}
 }

@@ -228,7 +228,7 @@ func resolveResources(r *v1alpha1.ResourcesSpec, fw v1alpha1.Framework, in *v1be
 			errs.Add("input.serverServiceAccount.name", "%q is not a ServiceAccount name: %s", sa.Name, m)
 		}
 	}
-	if s.GPU == 0 && (fw == v1alpha1.FrameworkVLLM || fw == v1alpha1.FrameworkTGI || fw == v1alpha1.FrameworkTriton) {
+	if s.GPU == 0 && (fw == v1alpha1.FrameworkVLLM || fw == v1alpha1.FrameworkSGLang || fw == v1alpha1.FrameworkTGI || fw == v1alpha1.FrameworkTriton) {
 		*warnings = append(*warnings, fmt.Sprintf("spec.resources.gpu: no GPU requested; %s will run on CPU, slowly if at all", fw))
 	}
 	return s

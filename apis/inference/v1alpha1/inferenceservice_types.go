@@ -7,13 +7,14 @@ import (
 )
 
 // Framework names the model server runtime that serves the weights.
-// +kubebuilder:validation:Enum=vllm;triton;tgi;llamacpp;ollama;fake
+// +kubebuilder:validation:Enum=vllm;sglang;triton;tgi;llamacpp;ollama;fake
 type Framework string
 
 // Supported frameworks. Each has a runtime preset (image, port, arguments,
 // health path, start-up budget) in the function's Input.
 const (
 	FrameworkVLLM     Framework = "vllm"
+	FrameworkSGLang   Framework = "sglang"
 	FrameworkTriton   Framework = "triton"
 	FrameworkTGI      Framework = "tgi"
 	FrameworkLlamaCPP Framework = "llamacpp"
@@ -22,7 +23,7 @@ const (
 )
 
 // Frameworks lists every supported framework, in a stable order.
-var Frameworks = []Framework{FrameworkVLLM, FrameworkTriton, FrameworkTGI, FrameworkLlamaCPP, FrameworkOllama, FrameworkFake}
+var Frameworks = []Framework{FrameworkVLLM, FrameworkSGLang, FrameworkTriton, FrameworkTGI, FrameworkLlamaCPP, FrameworkOllama, FrameworkFake}
 
 // AccessMode is the access mode of the volume that caches the weights.
 // ReadWriteOncePod is not offered: the pull Job writes the volume while the
