@@ -2,6 +2,7 @@ package fn
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -30,6 +31,18 @@ func TestBadInput(t *testing.T) {
 		setPath(xr, map[string]any{"enabled": true, "targetConcurrency": 4}, "spec", "autoscaling")
 	}
 	kedaOn := map[string]any{"keda": map[string]any{"enabled": true, "prometheusAddress": "http://prom:9090"}}
+	// egress is an Input whose servers' NetworkPolicy admits these egress
+	// entries.
+	egress := func(entries ...any) map[string]any {
+		return map[string]any{"networkPolicy": map[string]any{"enabled": true, "egress": entries}}
+	}
+	port := func(n int, proto string) map[string]any {
+		p := map[string]any{"port": n}
+		if proto != "" {
+			p["protocol"] = proto
+		}
+		return p
+	}
 	both := func(edits ...func(map[string]any)) func(map[string]any) {
 		return func(xr map[string]any) {
 			for _, e := range edits {
@@ -319,11 +332,27 @@ func TestBadInput(t *testing.T) {
 		"NetworkPolicyConcurrencyNoMetricsNamespace": {xr: set(map[string]any{"enabled": true, "targetConcurrency": 8}, "spec", "autoscaling"), input: map[string]any{"networkPolicy": map[string]any{"enabled": true}}, field: "input.networkPolicy.metricsNamespace", fix: "scale on CPU alone (spec.autoscaling.targetCPUUtilization without targetConcurrency)"},
 		"NetworkPolicyPodMonitorNoMetricsNamespace":  {input: map[string]any{"networkPolicy": map[string]any{"enabled": true}, "monitoring": map[string]any{"podMonitor": map[string]any{"enabled": true}}}, field: "input.networkPolicy.metricsNamespace", fix: "name the namespace Prometheus runs in"},
 		"NetworkPolicyScaleToZeroNoMetricsNamespace": {xr: scaleToZero, input: map[string]any{"networkPolicy": map[string]any{"enabled": true}, "keda": kedaOn["keda"]}, field: "input.networkPolicy.metricsNamespace", fix: "name the namespace Prometheus runs in"},
-		"PodMonitorBadInterval":                      {input: map[string]any{"monitoring": map[string]any{"podMonitor": map[string]any{"enabled": true, "interval": "30 seconds"}}}, field: "input.monitoring.podMonitor.interval", fix: "write e.g. 30s"},
-		"PodMonitorBadLabelKey":                      {input: map[string]any{"monitoring": map[string]any{"podMonitor": map[string]any{"enabled": true, "labels": map[string]any{"a b": "x"}}}}, field: "input.monitoring.podMonitor.labels", fix: "is not a label key"},
-		"PodMonitorBadLabelValue":                    {input: map[string]any{"monitoring": map[string]any{"podMonitor": map[string]any{"enabled": true, "labels": map[string]any{"release": "prom etheus"}}}}, field: "input.monitoring.podMonitor.labels[release]", fix: "is not a label value"},
-		"PullProgressIntervalTooShort":               {input: map[string]any{"pullProgress": map[string]any{"enabled": true, "intervalSeconds": 1}}, field: "input.pullProgress.intervalSeconds", fix: "use 2 to 300 seconds"},
-		"InputBadHostEntry":                          {input: map[string]any{"policy": map[string]any{"allowedURIHosts": []any{"models.internal"}}}, field: "input.policy.allowedURIHosts", fix: "e.g. hf://meta-llama"},
+		// What the servers may reach out to: one destination an entry, each
+		// a range or a namespace that exists, on ports that exist.
+		"NetworkPolicyBadDNSNamespace":        {input: map[string]any{"networkPolicy": map[string]any{"enabled": true, "dnsNamespace": "Kube-System"}}, field: "input.networkPolicy.dnsNamespace", fix: "is not a namespace name"},
+		"NetworkPolicyEgressEmptyEntry":       {input: egress(map[string]any{"ports": []any{port(443, "")}}), field: "input.networkPolicy.egress[0]", fix: "set cidr (an address range, such as 10.20.0.0/16) or namespace"},
+		"NetworkPolicyEgressCIDRAndNamespace": {input: egress(map[string]any{"cidr": "10.0.0.0/8", "namespace": "tracing"}), field: "input.networkPolicy.egress[0]", fix: "split it into two entries"},
+		"NetworkPolicyEgressBadCIDR":          {input: egress(map[string]any{"cidr": "10.0.0.0/8"}, map[string]any{"cidr": "10.300.0.0/16"}), field: "input.networkPolicy.egress[1].cidr", fix: "write an address and a prefix length, such as 10.20.0.0/16"},
+		"NetworkPolicyEgressCIDRNoLength":     {input: egress(map[string]any{"cidr": "192.0.2.10"}), field: "input.networkPolicy.egress[0].cidr", fix: "192.0.2.10/32"},
+		"NetworkPolicyEgressCIDRHostBits":     {input: egress(map[string]any{"cidr": "10.1.2.3/8"}), field: "input.networkPolicy.egress[0].cidr", fix: "write the range as 10.0.0.0/8"},
+		"NetworkPolicyEgressExceptOutside":    {input: egress(map[string]any{"cidr": "10.0.0.0/8", "except": []any{"169.254.169.254/32"}}), field: "input.networkPolicy.egress[0].except[0]", fix: "is not a range inside cidr 10.0.0.0/8"},
+		"NetworkPolicyEgressExceptBad":        {input: egress(map[string]any{"cidr": "10.0.0.0/8", "except": []any{"10.1.0.0"}}), field: "input.networkPolicy.egress[0].except[0]", fix: "is not an address range"},
+		"NetworkPolicyEgressExceptNoCIDR":     {input: egress(map[string]any{"namespace": "tracing", "except": []any{"10.1.0.0/16"}}), field: "input.networkPolicy.egress[0].except", fix: "is only for a cidr"},
+		"NetworkPolicyEgressBadNamespace":     {input: egress(map[string]any{"namespace": "Tracing"}), field: "input.networkPolicy.egress[0].namespace", fix: "is not a namespace name"},
+		"NetworkPolicyEgressPortZero":         {input: egress(map[string]any{"namespace": "tracing", "ports": []any{port(4317, ""), port(0, "TCP")}}), field: "input.networkPolicy.egress[0].ports[1].port", fix: "use 1 to 65535, or leave ports out for every port"},
+		"NetworkPolicyEgressPortTooHigh":      {input: egress(map[string]any{"cidr": "192.0.2.0/24", "ports": []any{port(70000, "")}}), field: "input.networkPolicy.egress[0].ports[0].port", fix: "use 1 to 65535"},
+		"NetworkPolicyEgressPortProtocol":     {input: egress(map[string]any{"cidr": "192.0.2.0/24", "ports": []any{port(9000, "SCTP")}}), field: "input.networkPolicy.egress[0].ports[0].protocol", fix: "is not TCP or UDP"},
+		"NetworkPolicyEgressTooManyEntries":   {input: egress(slices.Repeat([]any{map[string]any{"namespace": "tracing"}}, 33)...), field: "input.networkPolicy.egress", fix: "merge ranges into wider cidrs or namespaces"},
+		"PodMonitorBadInterval":               {input: map[string]any{"monitoring": map[string]any{"podMonitor": map[string]any{"enabled": true, "interval": "30 seconds"}}}, field: "input.monitoring.podMonitor.interval", fix: "write e.g. 30s"},
+		"PodMonitorBadLabelKey":               {input: map[string]any{"monitoring": map[string]any{"podMonitor": map[string]any{"enabled": true, "labels": map[string]any{"a b": "x"}}}}, field: "input.monitoring.podMonitor.labels", fix: "is not a label key"},
+		"PodMonitorBadLabelValue":             {input: map[string]any{"monitoring": map[string]any{"podMonitor": map[string]any{"enabled": true, "labels": map[string]any{"release": "prom etheus"}}}}, field: "input.monitoring.podMonitor.labels[release]", fix: "is not a label value"},
+		"PullProgressIntervalTooShort":        {input: map[string]any{"pullProgress": map[string]any{"enabled": true, "intervalSeconds": 1}}, field: "input.pullProgress.intervalSeconds", fix: "use 2 to 300 seconds"},
+		"InputBadHostEntry":                   {input: map[string]any{"policy": map[string]any{"allowedURIHosts": []any{"models.internal"}}}, field: "input.policy.allowedURIHosts", fix: "e.g. hf://meta-llama"},
 		// Names another owner already has (names.go).
 		"NameTakenByCanary": {
 			xr:    set("llama-2", "metadata", "labels", resolve.LabelClaimName),

@@ -1,6 +1,8 @@
 package fn
 
 import (
+	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -18,16 +20,20 @@ import (
 // TestNetworkPolicies: with input.networkPolicy on, the servers of every
 // version accept traffic only from their own namespace and the Gateway's
 // on the serving port and from the metrics namespace on the metrics port
-// (every rule names its port), and the pull pods from nowhere; each policy
+// (every rule names its port), and the pull pods from nowhere; the servers
+// reach out to DNS and to input.networkPolicy.egress alone; each policy
 // selects exactly its pods. Off, there are none.
 func TestNetworkPolicies(t *testing.T) {
 	gateway := map[string]any{"name": "inference", "namespace": "gateways", "domain": "models.example.com"}
 	type policies struct {
 		Names map[string]string // composition resource → object name
 		// ServerRules are the servers' ingress rules, each "namespaces →
-		// ports".
-		ServerRules []string
+		// ports"; ServerEgress their egress rules, each "destinations →
+		// protocol/ports" (a destination "ns:<name>" or a range "cidr
+		// except …"), empty for every port.
+		ServerRules, ServerEgress []string
 	}
+	dns := "ns:kube-system → UDP/53,TCP/53"
 	cases := map[string]struct {
 		xr   func(t testing.TB) map[string]any
 		in   map[string]any
@@ -37,17 +43,17 @@ func TestNetworkPolicies(t *testing.T) {
 		"OwnNamespaceOnly": {
 			xr:   func(testing.TB) map[string]any { return testXR() },
 			in:   map[string]any{"networkPolicy": map[string]any{"enabled": true}},
-			want: policies{Names: map[string]string{render.ResourceNetworkPolicy: "llama", render.ResourceNetworkPolicyPull: "llama.pull"}, ServerRules: []string{"team-a → 8000"}},
+			want: policies{Names: map[string]string{render.ResourceNetworkPolicy: "llama", render.ResourceNetworkPolicyPull: "llama.pull"}, ServerRules: []string{"team-a → 8000"}, ServerEgress: []string{dns}},
 		},
 		"GatewayFromTraffic": {
 			xr:   canaryXR,
 			in:   map[string]any{"networkPolicy": map[string]any{"enabled": true, "metricsNamespace": "monitoring"}, "traffic": map[string]any{"gateway": gateway}},
-			want: policies{Names: map[string]string{render.ResourceNetworkPolicy: "llama", render.ResourceNetworkPolicyPull: "llama.pull"}, ServerRules: []string{"team-a,gateways → 8000", "monitoring → 8000"}},
+			want: policies{Names: map[string]string{render.ResourceNetworkPolicy: "llama", render.ResourceNetworkPolicyPull: "llama.pull"}, ServerRules: []string{"team-a,gateways → 8000", "monitoring → 8000"}, ServerEgress: []string{dns}},
 		},
 		"GatewayDataPlaneNamespace": {
 			xr:   func(testing.TB) map[string]any { return testXR() },
 			in:   map[string]any{"networkPolicy": map[string]any{"enabled": true, "gatewayNamespace": "envoy-gateway-system", "metricsNamespace": "team-a"}, "traffic": map[string]any{"gateway": gateway}},
-			want: policies{Names: map[string]string{render.ResourceNetworkPolicy: "llama", render.ResourceNetworkPolicyPull: "llama.pull"}, ServerRules: []string{"team-a,envoy-gateway-system → 8000", "team-a → 8000"}},
+			want: policies{Names: map[string]string{render.ResourceNetworkPolicy: "llama", render.ResourceNetworkPolicyPull: "llama.pull"}, ServerRules: []string{"team-a,envoy-gateway-system → 8000", "team-a → 8000"}, ServerEgress: []string{dns}},
 		},
 		"MetricsPortOfItsOwn": {
 			xr: func(testing.TB) map[string]any {
@@ -56,7 +62,7 @@ func TestNetworkPolicies(t *testing.T) {
 				return xr
 			},
 			in:   map[string]any{"networkPolicy": map[string]any{"enabled": true, "metricsNamespace": "monitoring"}},
-			want: policies{Names: map[string]string{render.ResourceNetworkPolicy: "llama", render.ResourceNetworkPolicyPull: "llama.pull"}, ServerRules: []string{"team-a → 8000", "monitoring → 8002"}},
+			want: policies{Names: map[string]string{render.ResourceNetworkPolicy: "llama", render.ResourceNetworkPolicyPull: "llama.pull"}, ServerRules: []string{"team-a → 8000", "monitoring → 8002"}, ServerEgress: []string{dns}},
 		},
 		"NoMetricsNoMetricsRule": {
 			xr: func(testing.TB) map[string]any {
@@ -65,7 +71,7 @@ func TestNetworkPolicies(t *testing.T) {
 				return xr
 			},
 			in:   map[string]any{"networkPolicy": map[string]any{"enabled": true, "metricsNamespace": "monitoring"}},
-			want: policies{Names: map[string]string{render.ResourceNetworkPolicy: "llama", render.ResourceNetworkPolicyPull: "llama.pull"}, ServerRules: []string{"team-a → 11434"}},
+			want: policies{Names: map[string]string{render.ResourceNetworkPolicy: "llama", render.ResourceNetworkPolicyPull: "llama.pull"}, ServerRules: []string{"team-a → 11434"}, ServerEgress: []string{dns}},
 		},
 		"UserVolumeNoPulls": {
 			xr: func(testing.TB) map[string]any {
@@ -74,7 +80,18 @@ func TestNetworkPolicies(t *testing.T) {
 				return xr
 			},
 			in:   map[string]any{"networkPolicy": map[string]any{"enabled": true}},
-			want: policies{Names: map[string]string{render.ResourceNetworkPolicy: "llama"}, ServerRules: []string{"team-a → 8000"}},
+			want: policies{Names: map[string]string{render.ResourceNetworkPolicy: "llama"}, ServerRules: []string{"team-a → 8000"}, ServerEgress: []string{dns}},
+		},
+		"Egress": {
+			xr: func(testing.TB) map[string]any { return testXR() },
+			in: map[string]any{"networkPolicy": map[string]any{"enabled": true, "dnsNamespace": "dns", "egress": []any{
+				map[string]any{"cidr": "10.0.0.0/8", "except": []any{"10.96.0.0/12"}, "ports": []any{map[string]any{"port": 443}, map[string]any{"port": 8125, "protocol": "UDP"}}},
+				map[string]any{"namespace": "tracing", "ports": []any{map[string]any{"port": 4317}}},
+				map[string]any{"cidr": "fd00::/8"},
+			}}},
+			want: policies{Names: map[string]string{render.ResourceNetworkPolicy: "llama", render.ResourceNetworkPolicyPull: "llama.pull"}, ServerRules: []string{"team-a → 8000"}, ServerEgress: []string{
+				"ns:dns → UDP/53,TCP/53", "10.0.0.0/8 except [10.96.0.0/12] → TCP/443,UDP/8125", "ns:tracing → TCP/4317", "fd00::/8 except [] → ",
+			}},
 		},
 		"ModelCache": {
 			xr:   func(t testing.TB) map[string]any { return readYAML(t, cacheXRPath) },
@@ -105,6 +122,23 @@ func TestNetworkPolicies(t *testing.T) {
 							ports = append(ports, p.Port.String())
 						}
 						got.ServerRules = append(got.ServerRules, strings.Join(from, ",")+" → "+strings.Join(ports, ","))
+					}
+					if !slices.Equal(np.Spec.PolicyTypes, []networkingv1.PolicyType{networkingv1.PolicyTypeIngress, networkingv1.PolicyTypeEgress}) {
+						t.Errorf("the servers' policy types are %v, want Ingress and Egress", np.Spec.PolicyTypes)
+					}
+					for _, r := range np.Spec.Egress {
+						var to, ports []string
+						for _, p := range r.To {
+							if p.IPBlock != nil {
+								to = append(to, fmt.Sprintf("%s except %v", p.IPBlock.CIDR, p.IPBlock.Except))
+							} else {
+								to = append(to, "ns:"+p.NamespaceSelector.MatchLabels[render.LabelNamespaceName])
+							}
+						}
+						for _, p := range r.Ports {
+							ports = append(ports, string(*p.Protocol)+"/"+p.Port.String())
+						}
+						got.ServerEgress = append(got.ServerEgress, strings.Join(to, ",")+" → "+strings.Join(ports, ","))
 					}
 				} else if len(np.Spec.Ingress) != 0 || len(np.Spec.PolicyTypes) != 1 || np.Spec.PolicyTypes[0] != networkingv1.PolicyTypeIngress {
 					t.Errorf("the pull pods' policy allows ingress: %+v", np.Spec)
@@ -157,9 +191,11 @@ func TestNetworkPolicySelectors(t *testing.T) {
 
 // TestGroupPolicies: with spec.nodes > 1, each group the LeaderWorkerSet
 // may run (its groups and the rollout's surge groups) gets a policy that
-// selects the group's pods by the LWS labels and admits the group's pods
-// alone; the servers' policy admits namespaces on the serving and metrics
-// ports only, so the leader's Ray port is reachable from its group alone.
+// selects the group's pods by the LWS labels, admits the group's pods
+// alone and lets them reach the group's pods alone (on every port: the
+// servers' policy closes the rest of their egress); the servers' policy
+// admits namespaces on the serving and metrics ports only, so the
+// leader's Ray port is reachable from its group alone.
 func TestGroupPolicies(t *testing.T) {
 	in := multiNodeInput(t)
 	xr := readYAML(t, multiNodeXR)
@@ -190,6 +226,12 @@ func TestGroupPolicies(t *testing.T) {
 		from, _ := metav1.LabelSelectorAsSelector(peer.PodSelector)
 		if peer.NamespaceSelector != nil || peer.IPBlock != nil || !from.Matches(group) || from.Matches(other) {
 			t.Errorf("%s admits %+v: not group %d alone", rn, peer, i)
+		}
+		if len(np.Spec.Egress) != 1 || len(np.Spec.Egress[0].To) != 1 || len(np.Spec.Egress[0].Ports) != 0 {
+			t.Fatalf("%s: egress %+v, want one rule of one peer on every port", rn, np.Spec.Egress)
+		}
+		if to, _ := metav1.LabelSelectorAsSelector(np.Spec.Egress[0].To[0].PodSelector); np.Spec.Egress[0].To[0].NamespaceSelector != nil || !to.Matches(group) || to.Matches(other) {
+			t.Errorf("%s lets the group reach %+v: not group %d alone", rn, np.Spec.Egress[0].To[0], i)
 		}
 		got = append(got, np.Name)
 	}

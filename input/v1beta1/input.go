@@ -114,7 +114,9 @@ type Input struct {
 	// the pods of a multi-node group (spec.nodes > 1) reach each other, and
 	// nothing else reaches the group's Ray ports; an endpoint picker
 	// accepts only the Gateway's namespace on its ext-proc port and the
-	// metrics namespace on its metrics port; pull pods accept none.
+	// metrics namespace on its metrics port; pull pods accept none. The
+	// servers reach out only to DNS (dnsNamespace), their own group's
+	// pods, and what egress lists.
 	// Enforcing them needs a CNI that implements NetworkPolicy.
 	// +optional
 	NetworkPolicy *NetworkPolicySettings `json:"networkPolicy,omitempty"`
@@ -352,6 +354,78 @@ type NetworkPolicySettings struct {
 	// +optional
 	// +kubebuilder:validation:MaxLength=63
 	KEDANamespace string `json:"kedaNamespace,omitempty"`
+
+	// DNSNamespace is where the cluster's DNS server (kube-dns, CoreDNS)
+	// runs: the servers may reach its pods on port 53, UDP and TCP, and
+	// no other pod of it. Defaults to kube-system. A query to the DNS
+	// Service's ClusterIP is admitted too: kube-proxy (and the CNIs that
+	// replace it) translates the address to the DNS pod's before the
+	// policy is judged. A node-local DNS cache listens on a link-local
+	// address instead: list that address in egress.
+	// +optional
+	// +kubebuilder:validation:MaxLength=63
+	DNSNamespace string `json:"dnsNamespace,omitempty"`
+
+	// Egress is what the model servers may reach besides DNS and, for a
+	// multi-node claim, their own group's pods: nothing else by default,
+	// so that code running in a server (a tenant's weights, a template, a
+	// flaw in the runtime) reaches neither the cluster's services nor the
+	// internet nor the cloud's metadata endpoint. The servers need no
+	// more: their weights and adapters are pulled by Jobs, whose egress
+	// is left open, and their clients, the kubelet's probes and the
+	// metrics scrape connect to them. List here what a runtime of this
+	// platform does call: a tracing collector, a cache, the API server
+	// for servers given a token (serverServiceAccount.automountToken).
+	// +optional
+	// +kubebuilder:validation:MaxItems=32
+	Egress []EgressRule `json:"egress,omitempty"`
+}
+
+// DefaultDNSNamespace is input.networkPolicy.dnsNamespace's default, where
+// kubeadm and most distributions run the cluster's DNS.
+const DefaultDNSNamespace = "kube-system"
+
+// EgressRule is one destination the model servers may reach: an address
+// range or a namespace's pods, on some ports or all of them.
+type EgressRule struct {
+	// CIDR is an IPv4 or IPv6 address range, such as 10.20.0.0/16 or
+	// 192.0.2.10/32, written with its host bits zero. Set either cidr or
+	// namespace.
+	// +optional
+	// +kubebuilder:validation:MaxLength=43
+	CIDR string `json:"cidr,omitempty"`
+
+	// Except are ranges inside cidr that stay closed, such as a cloud's
+	// metadata endpoint 169.254.169.254/32. Only with cidr.
+	// +optional
+	// +kubebuilder:validation:MaxItems=16
+	Except []string `json:"except,omitempty"`
+
+	// Namespace admits every pod of the namespace of this name (matched by
+	// its kubernetes.io/metadata.name label). Set either cidr or
+	// namespace.
+	// +optional
+	// +kubebuilder:validation:MaxLength=63
+	Namespace string `json:"namespace,omitempty"`
+
+	// Ports are the destination's ports the servers may reach; left out,
+	// every port.
+	// +optional
+	// +kubebuilder:validation:MaxItems=16
+	Ports []EgressPort `json:"ports,omitempty"`
+}
+
+// EgressPort is one port of an EgressRule.
+type EgressPort struct {
+	// Port is the port number.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=65535
+	Port int32 `json:"port"`
+
+	// Protocol is TCP or UDP. Defaults to TCP.
+	// +optional
+	// +kubebuilder:validation:Enum=TCP;UDP
+	Protocol corev1.Protocol `json:"protocol,omitempty"`
 }
 
 // ServiceAccountSettings name the ServiceAccount of the model servers.

@@ -51,8 +51,21 @@ func pullPolicyName(s *resolve.Spec) string {
 //  3. nothing else reaches any port: a group's Ray ports are its own
 //     (GroupPolicy).
 //
-// Egress is left alone. Kubelet probes come from the node, which
-// NetworkPolicy implementations let through.
+// Kubelet probes come from the node, which NetworkPolicy implementations
+// let through. The servers reach out (Egress) only to:
+//  1. the DNS namespace's pods on port 53, UDP and TCP (a query to the
+//     DNS Service's ClusterIP meets the policy with the DNS pod's address,
+//     once the service proxy has translated it);
+//  2. each entry of input.networkPolicy.egress, on its ports;
+//  3. nothing else: a group's own pods are GroupPolicy's. Replies to the
+//     connections admitted above are not egress to a policy, whose
+//     implementations track connections.
+//
+// A server needs no more: its weights and adapters are on its volume,
+// pulled by Jobs; what calls it (clients, the picker, the interceptor,
+// Prometheus) connects to it. Closed, code that runs in a server (from a
+// tenant's weights or template, or a flaw of the runtime) reaches no
+// service of the cluster, no origin and no cloud metadata endpoint.
 func ServerPolicy(s *resolve.Spec) *networkingv1.NetworkPolicy {
 	namespaces := s.NetworkPolicy.From
 	// KEDA's HTTP interceptor forwards the requests of a claim that scales
@@ -82,10 +95,46 @@ func ServerPolicy(s *resolve.Spec) *networkingv1.NetworkPolicy {
 					Key: resolve.LabelComponent, Operator: metav1.LabelSelectorOpIn, Values: []string{resolve.ComponentServer, resolve.ComponentCanary},
 				}},
 			},
-			PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeIngress},
+			PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeIngress, networkingv1.PolicyTypeEgress},
 			Ingress:     rules,
+			Egress:      serverEgress(s),
 		},
 	}
+}
+
+// dnsPort is the port DNS answers on, over UDP and (for long answers) TCP.
+const dnsPort = 53
+
+// serverEgress are the servers' egress rules: DNS, then the Input's
+// entries in their order.
+func serverEgress(s *resolve.Spec) []networkingv1.NetworkPolicyEgressRule {
+	dns := intstr.FromInt32(dnsPort)
+	rules := []networkingv1.NetworkPolicyEgressRule{{
+		To: namespacePeer(s.NetworkPolicy.DNS),
+		Ports: []networkingv1.NetworkPolicyPort{
+			{Protocol: ptr.To(corev1.ProtocolUDP), Port: &dns},
+			{Protocol: ptr.To(corev1.ProtocolTCP), Port: &dns},
+		},
+	}}
+	for _, e := range s.NetworkPolicy.Egress {
+		var to []networkingv1.NetworkPolicyPeer
+		if e.CIDR != "" {
+			to = []networkingv1.NetworkPolicyPeer{{IPBlock: &networkingv1.IPBlock{CIDR: e.CIDR, Except: e.Except}}}
+		} else {
+			to = namespacePeer(e.Namespace)
+		}
+		var ports []networkingv1.NetworkPolicyPort
+		for _, p := range e.Ports {
+			proto := p.Protocol
+			if proto == "" {
+				proto = corev1.ProtocolTCP
+			}
+			n := intstr.FromInt32(p.Port)
+			ports = append(ports, networkingv1.NetworkPolicyPort{Protocol: ptr.To(proto), Port: &n})
+		}
+		rules = append(rules, networkingv1.NetworkPolicyEgressRule{To: to, Ports: ports})
+	}
+	return rules
 }
 
 // servingPort is the port the servers listen on (the container port
@@ -138,23 +187,34 @@ func groupPolicyName(s *resolve.Spec, i int32) string {
 // runtime's collective communication (NCCL, Gloo) on ports they choose at
 // random; whoever reaches them runs code in the group. NetworkPolicy
 // cannot say "the target's own group" in one rule, so each group has its
-// own policy (GroupCount).
+// own policy (GroupCount). Its egress rule is the same group: ServerPolicy
+// closes the servers' egress, and the workers join the leader's Ray head
+// and the runtime's collectives connect every pod of the group to every
+// other, on those same random ports.
 func GroupPolicy(s *resolve.Spec, i int32) *networkingv1.NetworkPolicy {
 	group := map[string]string{lws.SetNameLabel: s.Primary().ServerName(s), lws.GroupIndexLabel: strconv.Itoa(int(i))}
+	peers := func() []networkingv1.NetworkPolicyPeer {
+		return []networkingv1.NetworkPolicyPeer{{PodSelector: &metav1.LabelSelector{MatchLabels: group}}}
+	}
 	return &networkingv1.NetworkPolicy{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "networking.k8s.io/v1", Kind: "NetworkPolicy"},
 		ObjectMeta: metav1.ObjectMeta{Name: groupPolicyName(s, i), Namespace: s.Namespace, Labels: s.Labels(s.Primary(), resolve.ComponentServer)},
 		Spec: networkingv1.NetworkPolicySpec{
 			PodSelector: metav1.LabelSelector{MatchLabels: group},
-			PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeIngress},
-			Ingress:     []networkingv1.NetworkPolicyIngressRule{{From: []networkingv1.NetworkPolicyPeer{{PodSelector: &metav1.LabelSelector{MatchLabels: group}}}}},
+			PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeIngress, networkingv1.PolicyTypeEgress},
+			Ingress:     []networkingv1.NetworkPolicyIngressRule{{From: peers()}},
+			Egress:      []networkingv1.NetworkPolicyEgressRule{{To: peers()}},
 		},
 	}
 }
 
 // PullPolicy builds the NetworkPolicy of the pull pods: they accept
 // no traffic at all (Ingress, no rule). Their egress, the download, is
-// left alone.
+// left alone: the origins are whatever the pullers' URIs name
+// (input.policy.allowedURIHosts judges them by name, and a name's
+// addresses change and are not a NetworkPolicy's to know), and a pull
+// pod runs the preset's script, not the tenant's code; the weights it
+// writes are run only by the servers, whose egress is closed.
 func PullPolicy(s *resolve.Spec) *networkingv1.NetworkPolicy {
 	return &networkingv1.NetworkPolicy{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "networking.k8s.io/v1", Kind: "NetworkPolicy"},
@@ -175,7 +235,10 @@ func NetworkPolicyReady(observed runtime.Object) bool { return Exists(observed) 
 // Gateway's data plane calls its ext-proc port, the metrics namespace
 // scrapes its metrics port, and nothing else reaches it (its health port
 // is the kubelet's, from the node). It calls the servers, whose policy
-// admits the claim's own namespace.
+// admits the claim's own namespace. Its egress is left alone: it must
+// reach the servers and the API server (it watches the pool's pods), whose
+// address is the cluster's to know, and it runs the platform's image
+// (input.inferenceExtension), never a tenant's code or weights.
 func PickerPolicy(s *resolve.Spec) *networkingv1.NetworkPolicy {
 	gw := s.NetworkPolicy.Gateway
 	if gw == "" {

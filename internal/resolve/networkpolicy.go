@@ -25,10 +25,17 @@ type networkPolicy struct {
 	// endpoint picker accepts the one on its ext-proc port, the other on
 	// its metrics port.
 	Gateway, Metrics string
+	// DNS is the namespace of the cluster's DNS server, which the servers
+	// reach on port 53.
+	DNS string
+	// Egress is input.networkPolicy.egress, checked: what else the
+	// servers reach.
+	Egress []v1beta1.EgressRule
 }
 
 // resolveNetworkPolicy reads input.networkPolicy; nil when it is off.
-// The Gateway's namespace defaults to input.traffic.gateway.namespace.
+// The Gateway's namespace defaults to input.traffic.gateway.namespace,
+// the DNS namespace to kube-system.
 func resolveNetworkPolicy(namespace string, in *v1beta1.Input, errs *FieldErrors) *networkPolicy {
 	np := in.NetworkPolicy
 	if np == nil || !np.Enabled {
@@ -48,7 +55,14 @@ func resolveNetworkPolicy(namespace string, in *v1beta1.Input, errs *FieldErrors
 			errs.Add("input.networkPolicy.metricsNamespace", "%q is not a namespace name: %s", np.MetricsNamespace, m)
 		}
 	}
-	out := &networkPolicy{From: []string{namespace}, Gateway: gw, Metrics: np.MetricsNamespace}
+	dns := np.DNSNamespace
+	if dns == "" {
+		dns = v1beta1.DefaultDNSNamespace
+	}
+	for _, m := range validation.IsDNS1123Label(dns) {
+		errs.Add("input.networkPolicy.dnsNamespace", "%q is not a namespace name: %s", dns, m)
+	}
+	out := &networkPolicy{From: []string{namespace}, Gateway: gw, Metrics: np.MetricsNamespace, DNS: dns, Egress: resolveEgress(np.Egress, errs)}
 	if gw != "" && !slices.Contains(out.From, gw) {
 		out.From = append(out.From, gw)
 	}

@@ -241,7 +241,9 @@ func (c *composition) scraped() (bool, error) {
 // rule whose peers are one LeaderWorkerSet group's pods alone (Ray and
 // NCCL listen on ports of their own choosing); and a group's ports other
 // than the serving port (the Ray head's) are reached by no namespace as a
-// whole and by no other group.
+// whole and by no other group. A flow between pods of the composition must
+// be let out of its source too; and the servers reach out to nothing but
+// DNS, their group and the Input's egress entries (serverEgressClosed).
 func flowsAdmitted(c *composition) ([]violation, error) {
 	np := c.Input.NetworkPolicy
 	if np == nil || !np.Enabled {
@@ -296,7 +298,9 @@ func flowsAdmitted(c *composition) ([]violation, error) {
 				if picker != nil {
 					need(flow{"picker → servers", ns.Claim, picker.Labels, p, port})
 				}
-				if scraped && ns.Metrics != "" {
+				// Prometheus reads the serving port unless a PodMonitor
+				// names the port the metrics are on (Triton's 8002).
+				if scraped && ns.Metrics != "" && len(c.metricsPorts(p)) == 0 {
 					need(flow{"Prometheus → servers", ns.Metrics, nil, p, port})
 				}
 			}
@@ -341,8 +345,10 @@ func flowsAdmitted(c *composition) ([]violation, error) {
 				for _, n := range c.allowedSources(*p, ns) {
 					outside = append(outside, flow{"namespace → group", n, nil, p, port})
 				}
+				// The group's ingress alone is judged: its isolation must
+				// not rest on what other pods' egress happens to be.
 				for _, f := range outside {
-					if admitted(policies, c.Namespace, f) {
+					if admittedIn(policies, c.Namespace, f) {
 						out = append(out, violation{"group port reachable from outside the group: " + f.Rule, strings.Replace(f.String(), "is not admitted", "is admitted", 1)})
 					}
 				}
@@ -374,7 +380,74 @@ func flowsAdmitted(c *composition) ([]violation, error) {
 			}
 		}
 	}
+	out = append(out, serverEgressClosed(c, pods, policies)...)
 	return out, nil
+}
+
+// serverEgressClosed: the servers (a group's leaders and workers too) are
+// selected for egress, and reach out only to the DNS namespace on port 53,
+// their own group's pods, and the entries of input.networkPolicy.egress
+// as written; a rule with no destination (every one) is a violation.
+func serverEgressClosed(c *composition, pods []podTemplate, policies []*networkingv1.NetworkPolicy) []violation {
+	np := c.Input.NetworkPolicy
+	dns := np.DNSNamespace
+	if dns == "" {
+		dns = "kube-system"
+	}
+	listed := func(peer networkingv1.NetworkPolicyPeer, ports []networkingv1.NetworkPolicyPort) bool {
+		for _, e := range np.Egress {
+			var want []int32
+			for _, p := range e.Ports {
+				want = append(want, p.Port)
+			}
+			var got []int32
+			for _, p := range ports {
+				got = append(got, p.Port.IntVal)
+			}
+			if !slices.Equal(want, got) {
+				continue
+			}
+			if e.CIDR != "" && peer.IPBlock != nil && peer.IPBlock.CIDR == e.CIDR && slices.Equal(peer.IPBlock.Except, e.Except) {
+				return true
+			}
+			if n, ok := peerNamespace(peer, ""); e.Namespace != "" && peer.PodSelector == nil && ok && n == e.Namespace {
+				return true
+			}
+		}
+		return false
+	}
+	var out []violation
+	for _, p := range pods {
+		if p.Role != roleServer && p.Role != roleLeader && p.Role != roleWorker {
+			continue
+		}
+		sel := selectingFor(policies, c.Namespace, p.Labels, networkingv1.PolicyTypeEgress)
+		if len(sel) == 0 {
+			out = append(out, violation{"server egress open", fmt.Sprintf("the %s pods of %s are selected by no NetworkPolicy for egress: they reach whatever the node reaches", p.Role, p.Owner)})
+		}
+		for _, pol := range sel {
+			for _, r := range pol.Spec.Egress {
+				if len(r.To) == 0 {
+					out = append(out, violation{"server egress open", fmt.Sprintf("NetworkPolicy %s lets the %s pods of %s reach every destination", pol.Name, p.Role, p.Owner)})
+				}
+				for _, peer := range r.To {
+					n, ok := peerNamespace(peer, pol.Namespace)
+					onDNS := len(r.Ports) > 0
+					for _, port := range r.Ports {
+						onDNS = onDNS && port.Port != nil && port.Port.IntVal == 53 && port.EndPort == nil
+					}
+					switch {
+					case ok && n == dns && peer.PodSelector == nil && onDNS:
+					case groupPeersOnly([]networkingv1.NetworkPolicyPeer{peer}):
+					case listed(peer, r.Ports):
+					default:
+						out = append(out, violation{"server egress beyond DNS, the group and input.networkPolicy.egress", fmt.Sprintf("NetworkPolicy %s lets the %s pods of %s reach %s on %v", pol.Name, p.Role, p.Owner, peerString(peer), r.Ports)})
+					}
+				}
+			}
+		}
+	}
+	return out
 }
 
 // groupPeersOnly says every peer is the pods of one LeaderWorkerSet group
@@ -622,26 +695,41 @@ func labelSelects(sel *metav1.LabelSelector, l map[string]string) bool {
 // selecting are the policies of a namespace that select pods with these
 // labels for ingress.
 func selecting(policies []*networkingv1.NetworkPolicy, namespace string, l map[string]string) []*networkingv1.NetworkPolicy {
+	return selectingFor(policies, namespace, l, networkingv1.PolicyTypeIngress)
+}
+
+// selectingFor are the policies of a namespace that select pods with
+// these labels for ingress or egress (a policy without policyTypes is for
+// ingress, and for egress too when it has egress rules).
+func selectingFor(policies []*networkingv1.NetworkPolicy, namespace string, l map[string]string, want networkingv1.PolicyType) []*networkingv1.NetworkPolicy {
 	var out []*networkingv1.NetworkPolicy
 	for _, p := range policies {
 		if p.Namespace != namespace || !labelSelects(&p.Spec.PodSelector, l) {
 			continue
 		}
-		ingress := len(p.Spec.PolicyTypes) == 0
+		is := len(p.Spec.PolicyTypes) == 0 && (want == networkingv1.PolicyTypeIngress || len(p.Spec.Egress) > 0)
 		for _, t := range p.Spec.PolicyTypes {
-			ingress = ingress || t == networkingv1.PolicyTypeIngress
+			is = is || t == want
 		}
-		if ingress {
+		if is {
 			out = append(out, p)
 		}
 	}
 	return out
 }
 
-// admitted says the policies let a flow in, as Kubernetes NetworkPolicy
-// semantics do: a pod no policy selects takes everything; else some rule
-// of a selecting policy must match the port and the source.
+// admitted says the policies let a flow through, as Kubernetes
+// NetworkPolicy semantics do, at both ends: a pod no policy selects takes
+// everything in; else some ingress rule of a selecting policy must match
+// the port and the source. And a flow from pods of the composition (the
+// policies' namespace) must be let out: a pod no policy selects for
+// egress reaches everything; else some egress rule must match the port
+// and the destination.
 func admitted(policies []*networkingv1.NetworkPolicy, namespace string, f flow) bool {
+	return admittedIn(policies, namespace, f) && admittedOut(policies, namespace, f)
+}
+
+func admittedIn(policies []*networkingv1.NetworkPolicy, namespace string, f flow) bool {
 	sel := selecting(policies, namespace, f.To.Labels)
 	if len(sel) == 0 {
 		return true
@@ -649,6 +737,25 @@ func admitted(policies []*networkingv1.NetworkPolicy, namespace string, f flow) 
 	for _, p := range sel {
 		for _, r := range p.Spec.Ingress {
 			if portMatches(r.Ports, f.Port, f.To.PodTemplateSpec) && sourceMatches(r.From, p.Namespace, f.From, f.FromPods) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func admittedOut(policies []*networkingv1.NetworkPolicy, namespace string, f flow) bool {
+	if f.FromPods == nil || f.From != namespace {
+		return true
+	}
+	sel := selectingFor(policies, namespace, f.FromPods, networkingv1.PolicyTypeEgress)
+	if len(sel) == 0 {
+		return true
+	}
+	for _, p := range sel {
+		for _, r := range p.Spec.Egress {
+			// The destination is a pod of the composition's namespace.
+			if portMatches(r.Ports, f.Port, f.To.PodTemplateSpec) && sourceMatches(r.To, p.Namespace, namespace, f.To.Labels) {
 				return true
 			}
 		}

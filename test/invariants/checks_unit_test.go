@@ -1,6 +1,7 @@
 package invariants
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -124,6 +125,16 @@ func policy(name string, selector map[string]string, rules ...networkingv1.Netwo
 		Spec: networkingv1.NetworkPolicySpec{PodSelector: metav1.LabelSelector{MatchLabels: selector},
 			PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeIngress}, Ingress: rules},
 	}
+}
+
+// withEgress makes a policy one for egress too, with these rules after
+// its own.
+func withEgress(p *networkingv1.NetworkPolicy, rules ...networkingv1.NetworkPolicyEgressRule) *networkingv1.NetworkPolicy {
+	if !slices.Contains(p.Spec.PolicyTypes, networkingv1.PolicyTypeEgress) {
+		p.Spec.PolicyTypes = append(p.Spec.PolicyTypes, networkingv1.PolicyTypeEgress)
+	}
+	p.Spec.Egress = append(p.Spec.Egress, rules...)
+	return p
 }
 
 func onPorts(ports ...int32) []networkingv1.NetworkPolicyPort {
@@ -259,8 +270,9 @@ func TestFlowsAdmitted(t *testing.T) {
 	}
 	server := deployment("llama", serverLabels, restrictedPod("llama-weights", 8000))
 	svc := service("llama", serverLabels, servicePort("http", 80, intstr.FromString("http")))
+	dns := networkingv1.NetworkPolicyEgressRule{To: fromNamespaces("kube-system"), Ports: onPorts(53, 53)}
 	serverPolicy := func(namespaces ...string) *networkingv1.NetworkPolicy {
-		return policy("llama", serverLabels, networkingv1.NetworkPolicyIngressRule{From: fromNamespaces(namespaces...), Ports: onPorts(8000)})
+		return withEgress(policy("llama", serverLabels, networkingv1.NetworkPolicyIngressRule{From: fromNamespaces(namespaces...), Ports: onPorts(8000)}), dns)
 	}
 	// A LeaderWorkerSet of groups: the leader serves on 8000 and runs
 	// the Ray head on 6379; the Service selects the leaders.
@@ -279,7 +291,9 @@ func TestFlowsAdmitted(t *testing.T) {
 		"spec": map[string]any{"leaderWorkerTemplate": map[string]any{"leaderTemplate": template(leader), "workerTemplate": template(worker), "size": int64(2)}}})
 	leaders := service("llama", map[string]string{"app.kubernetes.io/instance": "llama", "app.kubernetes.io/component": "model-server", lwsWorkerIndexLabel: "0"}, servicePort("http", 80, intstr.FromString("http")))
 	group0 := map[string]string{lwsSetNameLabel: "llama", lwsGroupIndexLabel: "0"}
-	groupPolicy := policy("llama.group-0", group0, networkingv1.NetworkPolicyIngressRule{From: []networkingv1.NetworkPolicyPeer{{PodSelector: &metav1.LabelSelector{MatchLabels: group0}}}})
+	groupPeer := []networkingv1.NetworkPolicyPeer{{PodSelector: &metav1.LabelSelector{MatchLabels: group0}}}
+	groupIn := policy("llama.group-0", group0, networkingv1.NetworkPolicyIngressRule{From: groupPeer})
+	groupPolicy := withEgress(groupIn.DeepCopy(), networkingv1.NetworkPolicyEgressRule{To: groupPeer})
 	picker := deployment("llama-epp", pickerLabels, restrictedPod("", 9002))
 	picker.Spec.Template.Spec.Volumes = nil
 	pickerSvc := service("llama-epp", pickerLabels, servicePort("grpc-ext-proc", 9002, intstr.FromInt32(9002)), servicePort("http-metrics", 9090, intstr.FromInt32(9090)))
@@ -368,6 +382,29 @@ func TestFlowsAdmitted(t *testing.T) {
 		{"group isolated", func(t *testing.T) *composition {
 			return handBuilt(t, np(nil), nil, nil, groups, leaders, serverPolicy(ns, "gateways", "monitoring"), groupPolicy)
 		}, ""},
+		{"group cannot reach itself out", func(t *testing.T) *composition {
+			return handBuilt(t, np(nil), nil, nil, groups, leaders, serverPolicy(ns, "gateways", "monitoring"), groupIn)
+		}, "flow not admitted: group ↔ group"},
+		{"server egress open", func(t *testing.T) *composition {
+			return handBuilt(t, np(nil), nil, nil, server, svc, policy("llama", serverLabels, networkingv1.NetworkPolicyIngressRule{From: fromNamespaces(ns, "gateways", "monitoring"), Ports: onPorts(8000)}))
+		}, "server egress open"},
+		{"server egress to every destination", func(t *testing.T) *composition {
+			return handBuilt(t, np(nil), nil, nil, server, svc, withEgress(serverPolicy(ns, "gateways", "monitoring"), networkingv1.NetworkPolicyEgressRule{}))
+		}, "server egress open"},
+		{"server egress to a namespace not listed", func(t *testing.T) *composition {
+			return handBuilt(t, np(nil), nil, nil, server, svc, withEgress(serverPolicy(ns, "gateways", "monitoring"), networkingv1.NetworkPolicyEgressRule{To: fromNamespaces("tracing"), Ports: onPorts(4317)}))
+		}, "server egress beyond DNS, the group and input.networkPolicy.egress"},
+		{"server egress to the DNS namespace on every port", func(t *testing.T) *composition {
+			return handBuilt(t, np(nil), nil, nil, server, svc, withEgress(serverPolicy(ns, "gateways", "monitoring"), networkingv1.NetworkPolicyEgressRule{To: fromNamespaces("kube-system")}))
+		}, "server egress beyond DNS, the group and input.networkPolicy.egress"},
+		{"server egress to what the Input lists", func(t *testing.T) *composition {
+			in := np(func(in *v1beta1.Input) {
+				in.NetworkPolicy.Egress = []v1beta1.EgressRule{{Namespace: "tracing", Ports: []v1beta1.EgressPort{{Port: 4317}}}, {CIDR: "10.0.0.0/8", Except: []string{"10.96.0.0/12"}}}
+			})
+			return handBuilt(t, in, nil, nil, server, svc, withEgress(serverPolicy(ns, "gateways", "monitoring"),
+				networkingv1.NetworkPolicyEgressRule{To: fromNamespaces("tracing"), Ports: onPorts(4317)},
+				networkingv1.NetworkPolicyEgressRule{To: []networkingv1.NetworkPolicyPeer{{IPBlock: &networkingv1.IPBlock{CIDR: "10.0.0.0/8", Except: []string{"10.96.0.0/12"}}}}}))
+		}, ""},
 		{"group cannot reach itself", func(t *testing.T) *composition {
 			return handBuilt(t, np(nil), nil, nil, groups, leaders, serverPolicy(ns, "gateways", "monitoring"))
 		}, "flow not admitted: group ↔ group"},
@@ -377,7 +414,8 @@ func TestFlowsAdmitted(t *testing.T) {
 			return handBuilt(t, np(nil), nil, nil, groups, leaders, p, groupPolicy)
 		}, "group port reachable from outside the group: namespace → group"},
 		{"Ray port open to every group", func(t *testing.T) *composition {
-			all := policy("llama.group-0", group0, networkingv1.NetworkPolicyIngressRule{From: []networkingv1.NetworkPolicyPeer{{PodSelector: &metav1.LabelSelector{MatchLabels: map[string]string{lwsSetNameLabel: "llama"}}}}})
+			all := withEgress(policy("llama.group-0", group0, networkingv1.NetworkPolicyIngressRule{From: []networkingv1.NetworkPolicyPeer{{PodSelector: &metav1.LabelSelector{MatchLabels: map[string]string{lwsSetNameLabel: "llama"}}}}}),
+				networkingv1.NetworkPolicyEgressRule{To: groupPeer})
 			return handBuilt(t, np(nil), nil, nil, groups, leaders, serverPolicy(ns, "gateways", "monitoring"), all)
 		}, "group port reachable from outside the group: another group → group"},
 	})

@@ -121,6 +121,15 @@ func randomInput(r *rand.Rand) map[string]any {
 		if chance(r, 0.6) {
 			np["metricsNamespace"] = "monitoring"
 		}
+		if chance(r, 0.3) {
+			np["dnsNamespace"] = "dns"
+		}
+		if chance(r, 0.4) {
+			np["egress"] = []any{
+				map[string]any{"namespace": "tracing", "ports": []any{map[string]any{"port": 4317}}},
+				map[string]any{"cidr": "10.0.0.0/8", "except": []any{"10.96.0.0/12"}, "ports": []any{map[string]any{"port": 8125, "protocol": "UDP"}}},
+			}
+		}
 		in["networkPolicy"] = np
 	}
 	if chance(r, 0.4) {
