@@ -68,6 +68,8 @@ func TestInferno(t *testing.T) {
 	t.Run("29-pull-progress", s.pullProgress)
 	t.Run("31-credentials-reach-only-the-origin", s.credentialsOnlyToOrigin)
 	t.Run("33-network-policy-enforced", s.networkPolicyEnforced)
+	// The servers' egress: DNS, their group and input.networkPolicy.egress.
+	t.Run("35-server-egress-enforced", s.serverEgressEnforced)
 	t.Run("25-lora", s.lora)
 	// llama.cpp's real server behind the llamacpp preset.
 	t.Run("32-serve-llamacpp", s.serveLlamaCPP)
