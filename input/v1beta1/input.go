@@ -315,7 +315,8 @@ type Policy struct {
 	CredentialSecretSelector *metav1.LabelSelector `json:"credentialSecretSelector,omitempty"`
 }
 
-// NetworkPolicySettings say which namespaces may reach the model servers.
+// NetworkPolicySettings say which namespaces may reach the model servers,
+// and what the servers may reach.
 type NetworkPolicySettings struct {
 	// Enabled renders the NetworkPolicies. Defaults to false.
 	Enabled bool `json:"enabled"`
