@@ -32,6 +32,9 @@ const (
 	// the listener's port); egressOtherNS one it does not.
 	egressListedNS = "team-egress-listed"
 	egressOtherNS  = "team-egress-other"
+	// egressDNSNS is the scenario's input.networkPolicy.dnsNamespace: the
+	// cluster runs no DNS server, so a listener on port 53 stands in.
+	egressDNSNS = "team-egress-dns"
 	// egressListenerPort is where the listener pods listen.
 	egressListenerPort = 8080
 )
@@ -40,14 +43,15 @@ const (
 
 // serverEgressEnforced runs a claim under input.networkPolicy with two
 // egress entries (the host's bridge address on one port, a namespace's
-// pods on one port) on the real node, with kube-router's firewall
-// enforcing the servers' policy, and opens TCP connections from the server
-// pod's own network namespace (nsenter into the server process's; the
-// packets leave through its veth with its address) to four listeners the
-// scenario made: the host's on the listed port and on another, a pod of
-// the listed namespace and a pod of another. Without the engine all four
-// answer, so what is refused after is the engine's doing; under it the two
-// listed answer and the two others are refused. Every connection is to an
+// pods on one port) and a DNS namespace of its own on the real node, with
+// kube-router's firewall enforcing the servers' policy, and opens TCP
+// connections from the server pod's own network namespace (nsenter into
+// the server process's; the packets leave through its veth with its
+// address) to six listeners the scenario made: the host's on the listed
+// port and on another, a pod of the listed namespace and a pod of another,
+// a pod of the DNS namespace on port 53 and on another. Without the engine
+// all six answer, so what is refused after is the engine's doing; under it
+// the listed ones and DNS's port 53 answer and the others are refused. Every connection is to an
 // address on the scenario's own bridge, each try bounded (3 s to connect).
 func (s *infernoSuite) serverEgressEnforced(t *testing.T) {
 	if env.node == nil {
@@ -65,13 +69,13 @@ func (s *infernoSuite) serverEgressEnforced(t *testing.T) {
 			t.Fatalf("this scenario needs %s on the host (Debian: ipset, util-linux, curl): %v", tool, err)
 		}
 	}
-	for _, ns := range []string{realNS, egressListedNS, egressOtherNS} {
+	for _, ns := range []string{realNS, egressListedNS, egressOtherNS, egressDNSNS} {
 		if err := env.createTeamNamespace(ctx, ns); err != nil {
 			t.Fatal(err)
 		}
 	}
 	defer func() {
-		for _, ns := range []string{egressListedNS, egressOtherNS} {
+		for _, ns := range []string{egressListedNS, egressOtherNS, egressDNSNS} {
 			_ = env.admin.Typed.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{})
 		}
 	}()
@@ -79,11 +83,12 @@ func (s *infernoSuite) serverEgressEnforced(t *testing.T) {
 	// The listeners: two on the host's bridge address, one pod in each
 	// namespace.
 	allowedHost, deniedHost := startHostListener(t, env.node.IP), startHostListener(t, env.node.IP)
-	listedPod := startListenerPod(ctx, t, egressListedNS, "egress-listener")
-	otherPod := startListenerPod(ctx, t, egressOtherNS, "egress-listener")
+	listedPod := startListenerPod(ctx, t, egressListedNS, "egress-listener", egressListenerPort)
+	otherPod := startListenerPod(ctx, t, egressOtherNS, "egress-listener", egressListenerPort)
+	dnsPod := startListenerPod(ctx, t, egressDNSNS, "egress-dns", 53, egressListenerPort)
 
 	input := realNodeInput()
-	input["networkPolicy"] = map[string]any{"enabled": true, "egress": []any{
+	input["networkPolicy"] = map[string]any{"enabled": true, "dnsNamespace": egressDNSNS, "egress": []any{
 		map[string]any{"cidr": env.node.IP + "/32", "ports": []any{map[string]any{"port": int64(allowedHost.port)}}},
 		map[string]any{"namespace": egressListedNS, "ports": []any{map[string]any{"port": int64(egressListenerPort)}}},
 	}}
@@ -113,10 +118,19 @@ func (s *infernoSuite) serverEgressEnforced(t *testing.T) {
 		{"pod of the listed namespace", net.JoinHostPort(listedPod, strconv.Itoa(egressListenerPort)), true},
 		{"host, another port", net.JoinHostPort(env.node.IP, strconv.Itoa(deniedHost.port)), false},
 		{"pod of another namespace", net.JoinHostPort(otherPod, strconv.Itoa(egressListenerPort)), false},
+		{"DNS namespace's pod, port 53", net.JoinHostPort(dnsPod, "53"), true},
+		{"DNS namespace's pod, another port", net.JoinHostPort(dnsPod, strconv.Itoa(egressListenerPort)), false},
 	}
-	// Without an engine every listener answers the server.
+	// Without an engine every listener answers the server (a few tries: a
+	// listener pod is Running a moment before it listens).
 	for _, tg := range targets {
-		if ok, why := dialFromNetns(ctx, pid, tg.addr); !ok {
+		var why string
+		err := kube.Eventually(ctx, 20*time.Second, time.Second, "the server → "+tg.what+" without an engine", func(ctx context.Context) (bool, string, error) {
+			var ok bool
+			ok, why = dialFromNetns(ctx, pid, tg.addr)
+			return ok, why, nil
+		})
+		if err != nil {
 			t.Fatalf("without an engine, the server could not reach %s (%s): %s; the bridge should let everything through", tg.what, tg.addr, why)
 		}
 	}
@@ -142,8 +156,8 @@ func (s *infernoSuite) serverEgressEnforced(t *testing.T) {
 	if n := deniedHost.accepted.Load() - deniedBefore; n > 0 {
 		t.Errorf("the host's listener on the port no entry lists accepted %d connections under the engine", n)
 	}
-	sc.note("engine kube-router (firewall only), egress entries %s/32:%d and namespace %s:%d; before it the server reached all four listeners; its rules %.1fs after start; under it: %s (%.1fs after start)",
-		env.node.IP, allowedHost.port, egressListedNS, egressListenerPort, rulesAt.Seconds(), strings.Join(verdicts, "; "), time.Since(start).Seconds())
+	sc.note("engine kube-router (firewall only), egress entries %s/32:%d and namespace %s:%d, DNS namespace %s; before it the server reached all %d listeners; its rules %.1fs after start; under it: %s (%.1fs after start)",
+		env.node.IP, allowedHost.port, egressListedNS, egressListenerPort, egressDNSNS, len(targets), rulesAt.Seconds(), strings.Join(verdicts, "; "), time.Since(start).Seconds())
 }
 
 // egressTarget is a listener the server tries, and whether the servers'
@@ -214,19 +228,28 @@ func (l countingListener) Accept() (net.Conn, error) {
 }
 
 // startListenerPod runs the fake model server in ns on the real node as a
-// plain listener on egressListenerPort (it answers HTTP before it has
-// weights: /healthz says it is not ready) and returns its pod IP; the pod
-// goes with its namespace.
-func startListenerPod(ctx context.Context, t *testing.T, ns, name string) string {
+// plain listener on each port, one container a port (it answers HTTP
+// before it has weights: /healthz says it is not ready), and returns its
+// pod IP. A port below 1024 is opened to the pod's non-root user by the
+// safe sysctl net.ipv4.ip_unprivileged_port_start.
+func startListenerPod(ctx context.Context, t *testing.T, ns, name string, ports ...int) string {
 	t.Helper()
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
 		Spec:       *harnessJob(ns, name, "", "").Spec.Template.Spec.DeepCopy(),
 	}
 	onRealNode(&pod.Spec)
-	c := &pod.Spec.Containers[0]
-	c.Name, c.Image, c.ImagePullPolicy = "listener", fakeServerImage, corev1.PullIfNotPresent
-	c.Env = []corev1.EnvVar{{Name: "MODEL_DIR", Value: "/nonexistent"}, {Name: "PORT", Value: strconv.Itoa(egressListenerPort)}}
+	base := pod.Spec.Containers[0]
+	pod.Spec.Containers = nil
+	for _, port := range ports {
+		c := *base.DeepCopy()
+		c.Name, c.Image, c.ImagePullPolicy = "listen-"+strconv.Itoa(port), fakeServerImage, corev1.PullIfNotPresent
+		c.Env = []corev1.EnvVar{{Name: "MODEL_DIR", Value: "/nonexistent"}, {Name: "PORT", Value: strconv.Itoa(port)}}
+		pod.Spec.Containers = append(pod.Spec.Containers, c)
+		if port < 1024 {
+			pod.Spec.SecurityContext.Sysctls = []corev1.Sysctl{{Name: "net.ipv4.ip_unprivileged_port_start", Value: strconv.Itoa(port)}}
+		}
+	}
 	pod.Spec.TerminationGracePeriodSeconds = ptr.To[int64](0)
 	pods := env.admin.Typed.CoreV1().Pods(ns)
 	if _, err := pods.Create(ctx, pod, metav1.CreateOptions{}); err != nil {
