@@ -215,6 +215,38 @@ func (s *infernoSuite) serveLlamaCPP(t *testing.T) {
 	}
 	sc.note("llama-server pid %d: uid 65532, 1 thread for 50m CPU, /model read-only, /metrics has %s, %d slots from spec.serve.options, argv ends %q", pid, llamaConcurrencyMetric, props.TotalSlots, argv[max(0, len(argv)-3):])
 
+	// Offline by construction, seen from the server's network namespace:
+	// having served every request above, it holds no connection it opened
+	// itself (each one is to its serving port, or on loopback).
+	if out := outboundConnections(t, pid, 8080); len(out) > 0 {
+		t.Errorf("llama-server (pid %d) opened connections of its own: %v", pid, out)
+	}
+	// A claim that asks llama-server to download a model by itself is
+	// refused, by name, and composes nothing.
+	fetch := llamaClaim(t, "llama-fetch", uri, "1")
+	setField(fetch, []any{"-mu", uri}, "spec", "serve", "args")
+	applyClaim(ctx, t, fetch)
+	var refusal string
+	if err := kube.Eventually(ctx, time.Minute, 250*time.Millisecond, "the claim asking llama-server to download refused", func(ctx context.Context) (bool, string, error) {
+		xrs, err := env.admin.List(ctx, xrGVK, "", "crossplane.io/claim-name=llama-fetch,crossplane.io/claim-namespace="+realNS)
+		if err != nil || len(xrs) == 0 {
+			return false, "no composite yet", err
+		}
+		st, _, msg := kube.Condition(&xrs[0], "Synced")
+		refusal = msg
+		return st == "False" && strings.Contains(msg, "spec.serve.args[0]") && strings.Contains(msg, "downloads"), kube.ConditionsSummary(&xrs[0]), nil
+	}); err != nil {
+		t.Error(err)
+	} else {
+		sc.note("no connection of its own; -mu URL refused: %q", truncate(refusal, 160))
+	}
+	if jobs := pullJobs(ctx, t, realNS, "llama-fetch"); len(jobs) > 0 {
+		t.Errorf("the refused claim composed %d Jobs", len(jobs))
+	}
+	if err := env.admin.Delete(ctx, claimGVK, realNS, "llama-fetch"); err != nil {
+		t.Logf("deleting claim llama-fetch: %v", err)
+	}
+
 	uri2, baseText := upgradeLlamaUnderLoad(ctx, t, sc, name, base, first)
 	addLlamaAdapterUnderLoad(ctx, t, sc, name, base, uri2, baseText)
 	_ = env.admin.Delete(ctx, claimGVK, realNS, name)
@@ -366,6 +398,39 @@ const (
 	llamaContext = 1024
 	llamaSlots   = 2
 )
+
+// outboundConnections lists the TCP connections of a process's network
+// namespace (/proc/<pid>/net/tcp and tcp6) that it opened itself: those
+// established or being opened whose local port is not port (where it is
+// the server) and whose local address is not loopback.
+func outboundConnections(t *testing.T, pid, port int) []string {
+	t.Helper()
+	var out []string
+	for _, f := range []string{"tcp", "tcp6"} {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/net/%s", pid, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range strings.Split(string(b), "\n")[1:] {
+			fields := strings.Fields(line)
+			// 01 ESTABLISHED, 02 SYN_SENT.
+			if len(fields) < 4 || (fields[3] != "01" && fields[3] != "02") {
+				continue
+			}
+			local, remote := fields[1], fields[2]
+			addr, hexPort, _ := strings.Cut(local, ":")
+			if p, err := strconv.ParseUint(hexPort, 16, 16); err == nil && int(p) == port {
+				continue
+			}
+			// 127.0.0.1 and ::1 as /proc spells them.
+			if addr == "0100007F" || addr == "00000000000000000000000001000000" {
+				continue
+			}
+			out = append(out, f+" "+local+" -> "+remote)
+		}
+	}
+	return out
+}
 
 // containsRun says whether run appears in args, in order and adjacent.
 func containsRun(args, run []string) bool {
