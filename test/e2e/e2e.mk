@@ -218,14 +218,15 @@ $(E2E_LLAMA): tools/e2e/llama/build.sh test/e2e/e2e.mk
 # libraries Ollama's llama.cpp includes (nlohmann/json, stb, miniaudio) are
 # missing from the module: they are taken from llama.cpp's source, which
 # the llama-server build above already unpacks from node-llama-cpp's bundle
-# (3.21.1's copies compile with Ollama v0.12.3). -O2 without -g: cgo's
+# (3.21.1's copies compile with Ollama v0.12.3): llama-server is an
+# order-only prerequisite, built first but no reason to rebuild. -O2 without -g: cgo's
 # default flags add -g, which only slows the C++ compiles of a binary that
 # is stripped anyway. The version is stamped as Ollama's release build does
 # (/api/version reports it). Cold figure: docs/testing.md.
 E2E_OLLAMA_VERSION = $(call e2e_module_version,github.com/ollama/ollama,tools/e2e/ollama)
 E2E_OLLAMA_INC := $(E2E_BIN_DIR)/ollama-build/include
 
-$(E2E_OLLAMA): tools/e2e/ollama/go.mod $(E2E_LLAMA)
+$(E2E_OLLAMA): tools/e2e/ollama/go.mod | $(E2E_LLAMA)
 	@mkdir -p $(dir $@)
 	@echo "e2e-tools: building $@ from github.com/ollama/ollama $(E2E_OLLAMA_VERSION)"
 	@start=$$(date +%s); \
