@@ -217,9 +217,10 @@ func BuiltinRuntimes() map[string]RuntimePreset {
 			HealthPath:     "/api/version",
 			StartupSeconds: ptr(int32(600)),
 			SharedMemory:   ptr(false),
-			// Ollama serves no Prometheus metrics: no PodMonitor, and no
-			// concurrency autoscaling (scale it from zero through the HTTP
-			// add-on).
+			// Ollama serves no Prometheus metrics (/metrics is a 404, and
+			// /api/ps counts no requests in flight): no PodMonitor, and no
+			// concurrency autoscaling, nor scaling to zero, which starts
+			// from the concurrency metric.
 			Flags:   builtinOllamaFlags(),
 			Options: builtinOllamaOptions(),
 		},
