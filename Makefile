@@ -73,7 +73,7 @@ $(FAKE_SERVER): $(shell find cmd/fake-model-server -name '*.go' -not -name '*_te
 test: tools ## Run shellcheck on the pull scripts, vet, the unit, golden and generated-file tests and the crossplane render tests.
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	  if [ -n "$$unformatted" ]; then echo "gofmt would change:"; echo "$$unformatted"; exit 1; fi
-	shellcheck input/v1beta1/scripts/*.sh tools/e2e/llama/build.sh
+	shellcheck input/v1beta1/scripts/*.sh input/v1beta1/scripts/serve/*.sh tools/e2e/llama/build.sh
 	go vet ./...
 	CROSSPLANE_CLI=$(abspath $(CROSSPLANE)) CONTROLLER_GEN=$(abspath $(CONTROLLER_GEN)) go test $(TEST_FLAGS) ./...
 	@# The e2e module's own packages (images, traffic, the package builder):

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/inferno-ai/function-inferno/input/v1beta1"
 	"github.com/inferno-ai/function-inferno/internal/observe"
 	"github.com/inferno-ai/function-inferno/internal/plan"
 	"github.com/inferno-ai/function-inferno/internal/render"
@@ -203,7 +204,7 @@ func TestDeploymentRuntime(t *testing.T) {
 			Port: 8080, HealthPath: "/health", StartupBudget: 1800, SharedMemory: true, DeadlineSeconds: 2400,
 		}},
 		"Ollama": {framework: "ollama", want: server{
-			Image: "ollama/ollama:0.12.3", Port: 11434, HealthPath: "/api/version", StartupBudget: 600, DeadlineSeconds: 1200,
+			Image: "ollama/ollama:0.12.3", Command: ollamaCommand(t), Port: 11434, HealthPath: "/api/version", StartupBudget: 600, DeadlineSeconds: 1200,
 		}},
 		"Fake": {framework: "fake", want: server{
 			Image: "ghcr.io/inferno-ai/fake-model-server:v0.1.0", Args: []string{"--model-dir=$(MODEL_DIR)", "--port=$(PORT)"},
@@ -602,4 +603,17 @@ func primaryWeights(t testing.TB, s *resolve.Spec) render.Weights {
 		t.Fatal(err)
 	}
 	return src.Wanted()
+}
+
+// ollamaCommand is the ollama preset's command: its start script, run by
+// sh with $0 "ollama".
+func ollamaCommand(t *testing.T) []string {
+	t.Helper()
+	for _, s := range v1beta1.ServeScripts() {
+		if s.File == "scripts/serve/ollama.sh" {
+			return []string{"/bin/sh", "-c", s.Text, "ollama"}
+		}
+	}
+	t.Fatal("no built-in start script scripts/serve/ollama.sh")
+	return nil
 }

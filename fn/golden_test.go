@@ -286,7 +286,7 @@ func compareGolden(t *testing.T, name string, rsp *fnv1.RunFunctionResponse) {
 // input/v1beta1/scripts.
 func withScriptTokens(rsp *fnv1.RunFunctionResponse) *fnv1.RunFunctionResponse {
 	rsp = proto.Clone(rsp).(*fnv1.RunFunctionResponse)
-	scripts := v1beta1.PullScripts()
+	scripts := append(v1beta1.PullScripts(), v1beta1.ServeScripts()...)
 	var walk func(v *structpb.Value)
 	walk = func(v *structpb.Value) {
 		switch k := v.GetKind().(type) {

@@ -11,6 +11,7 @@ import (
 	"github.com/inferno-ai/function-inferno/input/v1beta1"
 	"github.com/inferno-ai/function-inferno/internal/resolve"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/utils/ptr"
 )
 
@@ -401,18 +402,21 @@ func TestResolveGPUWarning(t *testing.T) {
 	}
 }
 
+// TestApplyServeMergesEnv: a claim's variable replaces the preset's of the
+// same name in place; its others follow the preset's.
 func TestApplyServeMergesEnv(t *testing.T) {
 	xr := testXR()
 	setPath(xr, "ollama", "spec", "model", "framework")
 	setPath(xr, map[string]any{"env": []any{
-		map[string]any{"name": "OLLAMA_KEEP_ALIVE", "value": "-1"},
+		map[string]any{"name": "OLLAMA_KEEP_ALIVE", "value": "5m"},
 		map[string]any{"name": "EXTRA", "value": "1"},
 	}}, "spec", "serve")
 	s := mustResolve(t, xr, nil)
 	want := []corev1.EnvVar{
-		{Name: "OLLAMA_MODELS", Value: "$(MODEL_DIR)"},
-		{Name: "OLLAMA_HOST", Value: "0.0.0.0:$(PORT)"},
-		{Name: "OLLAMA_KEEP_ALIVE", Value: "-1"},
+		{Name: "OLLAMA_KEEP_ALIVE", Value: "5m"},
+		{Name: "NUM_THREAD", ValueFrom: &corev1.EnvVarSource{
+			ResourceFieldRef: &corev1.ResourceFieldSelector{Resource: "requests.cpu", Divisor: resource.MustParse("1")},
+		}},
 		{Name: "EXTRA", Value: "1"},
 	}
 	if diff := cmp.Diff(want, s.Runtime.Env); diff != "" {

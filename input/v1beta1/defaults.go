@@ -187,15 +187,40 @@ func BuiltinRuntimes() map[string]RuntimePreset {
 			Options: builtinLlamaCPPOptions(),
 		},
 		"ollama": {
-			// Ollama reads its own model store: the source must hold an
-			// Ollama models directory (blobs/ and manifests/).
-			Image:          "ollama/ollama:0.12.3",
-			Env:            []corev1.EnvVar{{Name: "OLLAMA_MODELS", Value: "$(MODEL_DIR)"}, {Name: "OLLAMA_HOST", Value: "0.0.0.0:$(PORT)"}},
+			// `ollama serve` serves only models in its own store, by the
+			// store's names, and wants the store writable; the weights are
+			// a read-only volume. The start script (scripts/serve/ollama.sh)
+			// serves a store the weights are, in place, or else makes a
+			// private store in the scratch volume whose one model is the
+			// weights' first GGUF, linked, not copied, named MODEL_NAME
+			// (the claim's name: what clients send as "model"), and made
+			// read-only before the server listens on the port. Like
+			// llamacpp's, the script is the command so that the
+			// container's args reach `ollama serve` ($0 is "ollama").
+			Image:   "ollama/ollama:0.12.3",
+			Command: []string{"/bin/sh", "-c", serveScriptText("scripts/serve/ollama.sh"), "ollama"},
+			Env: []corev1.EnvVar{
+				// Ollama unloads a model idle for 5 minutes, and the next
+				// request waits for it to load again: keep it loaded, the
+				// pod is there for it.
+				{Name: "OLLAMA_KEEP_ALIVE", Value: "-1"},
+				// Ollama has no thread-count variable and runs one thread
+				// per physical core of the node, not of its CPU share (as
+				// llama-server does, see llamacpp's LLAMA_ARG_THREADS): the
+				// script makes the CPU request, rounded up, the model's
+				// num_thread. A store served in place keeps its own.
+				{Name: "NUM_THREAD", ValueFrom: &corev1.EnvVarSource{
+					ResourceFieldRef: &corev1.ResourceFieldSelector{Resource: "requests.cpu", Divisor: resource.MustParse("1")},
+				}},
+			},
 			Port:           ptr(int32(11434)),
 			HealthPath:     "/api/version",
 			StartupSeconds: ptr(int32(600)),
 			SharedMemory:   ptr(false),
-			// Ollama serves no Prometheus metrics: no PodMonitor.
+			// Ollama serves no Prometheus metrics (/metrics is a 404, and
+			// /api/ps counts no requests in flight): no PodMonitor, and no
+			// concurrency autoscaling, nor scaling to zero, which starts
+			// from the concurrency metric.
 			Flags:   builtinOllamaFlags(),
 			Options: builtinOllamaOptions(),
 		},

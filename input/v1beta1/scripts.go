@@ -38,17 +38,30 @@ import (
 //go:embed scripts/*.sh
 var pullScriptFiles embed.FS
 
-// pullScripts are the scripts' texts as Jobs run them, by file.
-var pullScripts = loadPullScripts()
+// The built-in start scripts of runtime presets, one file each in
+// scripts/serve/ (ollama.sh), kept apart from the pull scripts because
+// they share none of their parts. Like them they are POSIX sh that busybox
+// runs, shellcheck checks them, and their shellcheck directives are left
+// out of what a server runs.
+//
+//go:embed scripts/serve/*.sh
+var serveScriptFiles embed.FS
 
-func loadPullScripts() map[string]string {
-	files, err := fs.Glob(pullScriptFiles, "scripts/*.sh")
+// pullScripts are the scripts' texts as Jobs run them, by file;
+// serveScripts the start scripts' as servers run them.
+var (
+	pullScripts  = loadScripts(pullScriptFiles, "scripts/*.sh")
+	serveScripts = loadScripts(serveScriptFiles, "scripts/serve/*.sh")
+)
+
+func loadScripts(fsys embed.FS, glob string) map[string]string {
+	files, err := fs.Glob(fsys, glob)
 	if err != nil {
 		panic(err)
 	}
 	out := make(map[string]string, len(files))
 	for _, f := range files {
-		b, err := pullScriptFiles.ReadFile(f)
+		b, err := fsys.ReadFile(f)
 		if err != nil {
 			panic(err)
 		}
@@ -78,12 +91,23 @@ func pullScriptText(file string) string {
 	return text
 }
 
-// PullScript is a built-in pull script.
+// serveScriptText is the text of a built-in start script as a server
+// runs it.
+func serveScriptText(file string) string {
+	text, ok := serveScripts[file]
+	if !ok {
+		panic(fmt.Sprintf("no built-in start script %s", file))
+	}
+	return text
+}
+
+// PullScript is a built-in script: a pull script, or a runtime preset's
+// start script (ServeScripts).
 type PullScript struct {
 	// File is its path under input/v1beta1, e.g. scripts/hf.sh.
 	File string
-	// Text is what a pull Job runs: the file without its shellcheck
-	// directives.
+	// Text is what a pull Job (or a server) runs: the file without its
+	// shellcheck directives.
 	Text string
 }
 
@@ -101,9 +125,15 @@ func (s PullScript) Token() string {
 }
 
 // PullScripts returns every built-in pull script, in file name order.
-func PullScripts() []PullScript {
-	out := make([]PullScript, 0, len(pullScripts))
-	for f, text := range pullScripts {
+func PullScripts() []PullScript { return scriptList(pullScripts) }
+
+// ServeScripts returns every runtime preset's built-in start script, in
+// file name order.
+func ServeScripts() []PullScript { return scriptList(serveScripts) }
+
+func scriptList(scripts map[string]string) []PullScript {
+	out := make([]PullScript, 0, len(scripts))
+	for f, text := range scripts {
 		out = append(out, PullScript{File: f, Text: text})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].File < out[j].File })

@@ -57,11 +57,13 @@ E2E_HTTP_ADDON := $(E2E_HTTP_ADDON_DIR)/interceptor $(E2E_HTTP_ADDON_DIR)/scaler
 # llama.cpp's llama-server and its shared libraries, in a directory of
 # their own (the libraries must sit beside the executable).
 E2E_LLAMA      := $(E2E_BIN_DIR)/llama/llama-server
+# Ollama's server (one binary, its own model runner).
+E2E_OLLAMA     := $(E2E_BIN_DIR)/ollama/ollama
 # The crossplane CLI (v2.2.1, for `xpkg build`/`xpkg push`) is pinned and
 # built by the top-level tools module, not here.
 E2E_XP_CLI     := $(E2E_BIN_DIR)/crossplane
 
-E2E_TOOLS := $(E2E_ETCD) $(E2E_APISERVER) $(E2E_KCM) $(E2E_SCHEDULER) $(E2E_KUBELET) $(E2E_KUBE_PROXY) $(E2E_KWOK) $(E2E_LOCAL_PATH) $(E2E_XP_CORE) $(E2E_EPP) $(E2E_LWS) $(E2E_KEDA) $(E2E_HTTP_ADDON) $(E2E_KUBE_ROUTER) $(E2E_LLAMA)
+E2E_TOOLS := $(E2E_ETCD) $(E2E_APISERVER) $(E2E_KCM) $(E2E_SCHEDULER) $(E2E_KUBELET) $(E2E_KUBE_PROXY) $(E2E_KWOK) $(E2E_LOCAL_PATH) $(E2E_XP_CORE) $(E2E_EPP) $(E2E_LWS) $(E2E_KEDA) $(E2E_HTTP_ADDON) $(E2E_KUBE_ROUTER) $(E2E_LLAMA) $(E2E_OLLAMA)
 
 .PHONY: e2e-tools e2e
 
@@ -205,4 +207,34 @@ $(E2E_LLAMA): tools/e2e/llama/build.sh test/e2e/e2e.mk
 	@echo "e2e-tools: building $@ from node-llama-cpp@$(E2E_LLAMA_VERSION)"
 	@start=$$(date +%s); \
 	tools/e2e/llama/build.sh $(E2E_LLAMA_VERSION) $(dir $@) $(E2E_BIN_DIR)/llama-build || exit 1; \
+	echo "e2e-tools: built $@ in $$(( $$(date +%s) - start ))s"
+
+# Ollama's server for scenario 36, the ollama preset against its real
+# server: github.com/ollama/ollama at the preset's image tag (a tool
+# directive pins it, as epp), built with cgo, which compiles ggml's CPU
+# backend and llama.cpp into the one binary; no cmake (cmake builds only the
+# optional GPU backends and per-CPU variants, which the binary does without).
+# Go module zips leave out every vendor/ directory, so three header-only
+# libraries Ollama's llama.cpp includes (nlohmann/json, stb, miniaudio) are
+# missing from the module: they are taken from llama.cpp's source, which
+# the llama-server build above already unpacks from node-llama-cpp's bundle
+# (3.21.1's copies compile with Ollama v0.12.3): llama-server is an
+# order-only prerequisite, built first but no reason to rebuild. -O2 without -g: cgo's
+# default flags add -g, which only slows the C++ compiles of a binary that
+# is stripped anyway. The version is stamped as Ollama's release build does
+# (/api/version reports it). Cold figure: docs/testing.md.
+E2E_OLLAMA_VERSION = $(call e2e_module_version,github.com/ollama/ollama,tools/e2e/ollama)
+E2E_OLLAMA_INC := $(E2E_BIN_DIR)/ollama-build/include
+
+$(E2E_OLLAMA): tools/e2e/ollama/go.mod | $(E2E_LLAMA)
+	@mkdir -p $(dir $@)
+	@echo "e2e-tools: building $@ from github.com/ollama/ollama $(E2E_OLLAMA_VERSION)"
+	@start=$$(date +%s); \
+	rm -rf $(E2E_OLLAMA_INC) && mkdir -p $(E2E_OLLAMA_INC) && \
+	cp -R $(E2E_BIN_DIR)/llama-build/llama.cpp-$(E2E_LLAMA_VERSION)/vendor/nlohmann \
+		$(E2E_BIN_DIR)/llama-build/llama.cpp-$(E2E_LLAMA_VERSION)/vendor/stb \
+		$(E2E_BIN_DIR)/llama-build/llama.cpp-$(E2E_LLAMA_VERSION)/vendor/miniaudio $(E2E_OLLAMA_INC)/ && \
+	cd tools/e2e/ollama && CGO_ENABLED=1 CGO_CPPFLAGS='-I$(abspath $(E2E_OLLAMA_INC))' CGO_CFLAGS=-O2 CGO_CXXFLAGS=-O2 \
+		$(E2E_GO_BUILD) -ldflags='$(E2E_LDFLAGS) -X=github.com/ollama/ollama/version.Version=$(E2E_OLLAMA_VERSION:v%=%)' \
+		-o $(abspath $@) github.com/ollama/ollama || exit 1; \
 	echo "e2e-tools: built $@ in $$(( $$(date +%s) - start ))s"

@@ -73,6 +73,8 @@ func TestInferno(t *testing.T) {
 	t.Run("25-lora", s.lora)
 	// llama.cpp's real server behind the llamacpp preset.
 	t.Run("32-serve-llamacpp", s.serveLlamaCPP)
+	// Ollama's real server behind the ollama preset.
+	t.Run("36-serve-ollama", s.serveOllama)
 	// The kubelet's $(VAR) expansion, which the policy judges by.
 	t.Run("34-what-a-server-receives", s.serverReceives)
 	// With every earlier claim settled: nothing changes at rest.

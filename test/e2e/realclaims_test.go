@@ -46,7 +46,8 @@ const (
 // http(s) weights with the test's curl image (the built-in script
 // unchanged), stores them with local-path-provisioner, and gives the fake
 // servers a memory-backed /dev/shm (to check it is one for real), and
-// runs llama.cpp claims on the e2e's llama-server image. Claims
+// runs llama.cpp and Ollama claims on the e2e's llama-server and ollama
+// images. Claims
 // pick them with spec.compositionSelector.
 func ensureRealCompositions(ctx context.Context, t *testing.T) {
 	t.Helper()
@@ -54,6 +55,7 @@ func ensureRealCompositions(ctx context.Context, t *testing.T) {
 	input["runtimes"] = map[string]any{
 		"fake":     map[string]any{"sharedMemory": true},
 		"llamacpp": map[string]any{"image": llamaServerImage},
+		"ollama":   map[string]any{"image": ollamaServerImage},
 	}
 	applyComposition(ctx, t, "composition.yaml", realComposition, realPool, input)
 	applyComposition(ctx, t, "modelcache-composition.yaml", realCacheComposition, realPool, input)

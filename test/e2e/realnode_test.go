@@ -59,6 +59,10 @@ const (
 	// `make e2e-tools`). The llamacpp preset keeps naming the upstream
 	// image; the real-node Input points runtimes.llamacpp.image here.
 	llamaServerImage = "localhost/inferno-e2e/llama-server:e2e"
+	// ollamaServerImage is Ollama's server (bin/ollama, built by `make
+	// e2e-tools`), which the real-node Input names for the ollama preset
+	// as it does llama-server's.
+	ollamaServerImage = "localhost/inferno-e2e/ollama:e2e"
 )
 
 // Identities of the real node's programs.
@@ -216,6 +220,16 @@ func buildNodeImages(ctx context.Context, dir, logDir string) (map[string]string
 		}
 		specs = append(specs, images.Spec{Tag: llamaServerImage, Files: llama,
 			Entrypoint: []string{"/app/llama-server"}, Env: []string{"PATH=/app:/bin"}, User: images.NonRoot, Ports: []string{"8080/tcp"}})
+	}
+
+	// The same for bin/ollama and scenario 36.
+	if _, err := os.Stat(ollamaServerBinary()); err == nil {
+		files, err := ollamaServerFiles(ollamaServerBinary(), busybox)
+		if err != nil {
+			return nil, fmt.Errorf("ollama image: %w", err)
+		}
+		specs = append(specs, images.Spec{Tag: ollamaServerImage, Files: files,
+			Entrypoint: []string{"/usr/bin/ollama"}, Env: []string{"PATH=/usr/bin:/bin"}, User: images.NonRoot, Ports: []string{"11434/tcp"}})
 	}
 
 	for _, s := range specs {
