@@ -20,7 +20,6 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
-	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -113,18 +112,7 @@ func (s *infernoSuite) serveLlamaCPP(t *testing.T) {
 	start := time.Now()
 	applyClaim(ctx, t, llamaClaim(t, name, uri, "1"))
 
-	if err := kube.Eventually(ctx, 2*time.Minute, 100*time.Millisecond, "the pull Job Complete", func(ctx context.Context) (bool, string, error) {
-		jobs := pullJobs(ctx, t, realNS, name)
-		if len(jobs) != 1 {
-			return false, fmt.Sprintf("%d Jobs", len(jobs)), nil
-		}
-		if jobDone(&jobs[0], batchv1.JobFailed) {
-			return false, "", fmt.Errorf("the pull Job failed: %s", jobLogs(ctx, realNS, jobs[0].Name))
-		}
-		return jobDone(&jobs[0], batchv1.JobComplete), fmt.Sprintf("active %d failed %d", jobs[0].Status.Active, jobs[0].Status.Failed), nil
-	}); err != nil {
-		t.Fatal(err)
-	}
+	waitPullComplete(ctx, t, realNS, name)
 	pulled := time.Since(start)
 	base := waitServiceURL(ctx, t, realNS, name, time.Minute)
 

@@ -17,7 +17,6 @@ import (
 	"testing"
 	"time"
 
-	batchv1 "k8s.io/api/batch/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/inferno-ai/function-inferno/test/e2e/gguf"
@@ -97,18 +96,7 @@ func (s *infernoSuite) serveOllama(t *testing.T) {
 	const name = "ollama"
 	start := time.Now()
 	applyClaim(ctx, t, ollamaClaim(t, name, uri, "1"))
-	if err := kube.Eventually(ctx, 2*time.Minute, 100*time.Millisecond, "the pull Job Complete", func(ctx context.Context) (bool, string, error) {
-		jobs := pullJobs(ctx, t, realNS, name)
-		if len(jobs) != 1 {
-			return false, fmt.Sprintf("%d Jobs", len(jobs)), nil
-		}
-		if jobDone(&jobs[0], batchv1.JobFailed) {
-			return false, "", fmt.Errorf("the pull Job failed: %s", jobLogs(ctx, realNS, jobs[0].Name))
-		}
-		return jobDone(&jobs[0], batchv1.JobComplete), fmt.Sprintf("active %d failed %d", jobs[0].Status.Active, jobs[0].Status.Failed), nil
-	}); err != nil {
-		t.Fatal(err)
-	}
+	waitPullComplete(ctx, t, realNS, name)
 	pulled := time.Since(start)
 	base := waitServiceURL(ctx, t, realNS, name, time.Minute)
 

@@ -42,20 +42,7 @@ func (s *infernoSuite) serve(t *testing.T) {
 	start := time.Now()
 	applyClaim(ctx, t, realClaim(t, name, v1.URI, "1", 1))
 
-	var job batchv1.Job
-	if err := kube.Eventually(ctx, 2*time.Minute, 100*time.Millisecond, "the pull Job Complete", func(ctx context.Context) (bool, string, error) {
-		jobs := pullJobs(ctx, t, realNS, name)
-		if len(jobs) != 1 {
-			return false, fmt.Sprintf("%d Jobs", len(jobs)), nil
-		}
-		job = jobs[0]
-		if jobDone(&job, batchv1.JobFailed) {
-			return false, "", fmt.Errorf("the pull Job failed: %s", jobLogs(ctx, realNS, job.Name))
-		}
-		return jobDone(&job, batchv1.JobComplete), fmt.Sprintf("active %d failed %d", job.Status.Active, job.Status.Failed), nil
-	}); err != nil {
-		t.Fatal(err)
-	}
+	job := waitPullComplete(ctx, t, realNS, name)
 	pulled := time.Since(start)
 	base := waitServiceURL(ctx, t, realNS, name, time.Minute)
 	got, at := firstAnswer(ctx, t, base, name, 3*time.Minute)
@@ -234,6 +221,27 @@ func procStatusField(t *testing.T, pid int, field string) string {
 		}
 	}
 	return ""
+}
+
+// waitPullComplete waits up to two minutes for a claim's one pull Job to
+// complete and returns it; a failed Job fails the test with its logs.
+func waitPullComplete(ctx context.Context, t *testing.T, ns, claim string) batchv1.Job {
+	t.Helper()
+	var job batchv1.Job
+	if err := kube.Eventually(ctx, 2*time.Minute, 100*time.Millisecond, "the pull Job Complete", func(ctx context.Context) (bool, string, error) {
+		jobs := pullJobs(ctx, t, ns, claim)
+		if len(jobs) != 1 {
+			return false, fmt.Sprintf("%d Jobs", len(jobs)), nil
+		}
+		job = jobs[0]
+		if jobDone(&job, batchv1.JobFailed) {
+			return false, "", fmt.Errorf("the pull Job failed: %s", jobLogs(ctx, ns, job.Name))
+		}
+		return jobDone(&job, batchv1.JobComplete), fmt.Sprintf("active %d failed %d", job.Status.Active, job.Status.Failed), nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return job
 }
 
 // procCmdline is a process's argv, as the kernel keeps it.
