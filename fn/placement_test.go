@@ -243,7 +243,7 @@ func TestPlacement(t *testing.T) {
 			// The us-east cluster drains: the other takes over, and the
 			// drained one serves until it does.
 			name: "draining, replacement starting", observed: settled,
-			input: fleetInput(t, func(cs []any) { clusterNamed(cs, east)["draining"] = true }),
+			input:  fleetInput(t, func(cs []any) { clusterNamed(cs, east)["draining"] = true }),
 			placed: sorted("gpu-west", east, otherEast), reason: "ClustersStarting", phase: v1alpha1.PhaseServing,
 			clusterPhases: map[string]v1alpha1.Phase{east: v1alpha1.PhaseDraining, otherEast: v1alpha1.PhasePending, "gpu-west": v1alpha1.PhaseServing},
 		},
@@ -394,7 +394,9 @@ func TestPlacementRefused(t *testing.T) {
 			want: "spec.placement: this platform offers no workload clusters"},
 		{name: "unmapped namespace", xr: func(xr map[string]any) { setPath(xr, "team-c", "metadata", "labels", "crossplane.io/claim-namespace") },
 			want: `spec.placement: namespace "team-c" may not place services on workload clusters: input.fleet.namespaces does not map it`},
-		{name: "unknown cluster", xr: func(xr map[string]any) { setPath(xr, []any{"gpu-east", "kube-system-cluster"}, "spec", "placement", "clusters") },
+		{name: "unknown cluster", xr: func(xr map[string]any) {
+			setPath(xr, []any{"gpu-east", "kube-system-cluster"}, "spec", "placement", "clusters")
+		},
 			want: `spec.placement.clusters[1]: "kube-system-cluster" is not a cluster this platform offers (input.fleet.clusters: gpu-east, gpu-west, gpu-east-2, gpu-eu)`},
 		{name: "bad spreadBy", xr: func(xr map[string]any) { setPath(xr, "not a key!", "spec", "placement", "spreadBy") },
 			want: `spec.placement.spreadBy: "not a key!" is not a label key`},
