@@ -3,6 +3,7 @@ package fn
 import (
 	"encoding/json"
 	"fmt"
+	"math/rand"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -489,4 +490,115 @@ func namespacedFleetXR(t testing.TB) map[string]any {
 	delete(xr["spec"].(map[string]any), "claimRef")
 	delete(xr["spec"].(map[string]any), "compositionRef")
 	return xr
+}
+
+// TestPlacementInvariants draws random fleets, claims and observed
+// Objects, and requires of every render: each Object names the
+// configuration of a cluster the Input offers (or, for a cluster the Input
+// no longer lists, the one its Object already had); the remote names of
+// claims of different namespaces never collide; a cluster is only left
+// once every chosen cluster serves; and the same request renders the same
+// response.
+func TestPlacementInvariants(t *testing.T) {
+	r := rand.New(rand.NewSource(29))
+	namespaces := []string{"team-a", "team-b", "team-c"}
+	for i := range 300 {
+		var clusters []any
+		offered := map[string]string{}
+		for j := range 1 + r.Intn(6) {
+			name := fmt.Sprintf("c%d", j)
+			c := map[string]any{"name": name, "providerConfigName": "pc-" + name, "labels": map[string]any{"region": fmt.Sprintf("r%d", r.Intn(3)), "gpu": []string{"h100", "l4"}[r.Intn(2)]}}
+			if r.Intn(4) == 0 {
+				c["draining"] = true
+			}
+			if r.Intn(4) == 0 {
+				c["capacity"] = map[string]any{"gpus": int64(r.Intn(4))}
+			}
+			clusters = append(clusters, c)
+			offered[name] = "pc-" + name
+		}
+		in := map[string]any{"fleet": map[string]any{"clusters": clusters, "namespaces": []any{
+			map[string]any{"claimNamespace": "team-a", "namespace": "a"},
+			map[string]any{"claimNamespace": "team-b", "namespace": "b"},
+			map[string]any{"claimNamespace": "team-c", "namespace": "c"},
+		}}}
+		remotes := map[string]string{}
+		for _, ns := range namespaces {
+			xr := readYAML(t, fleetXR)
+			setPath(xr, ns, "metadata", "labels", "crossplane.io/claim-namespace")
+			placement := map[string]any{"count": int64(1 + r.Intn(3))}
+			if r.Intn(2) == 0 {
+				placement["selector"] = map[string]any{"matchLabels": map[string]any{"gpu": "h100"}}
+			}
+			if r.Intn(2) == 0 {
+				placement["spreadBy"] = "region"
+			}
+			xr["spec"].(map[string]any)["placement"] = placement
+			// Observed: Objects on a random subset of clusters, some of
+			// them no longer offered, some serving, some unreachable.
+			var observed []observedObject
+			for j := range 7 {
+				if r.Intn(3) != 0 {
+					continue
+				}
+				name := fmt.Sprintf("c%d", j)
+				o := observedObject{Name: render.ClusterResource(name), Object: map[string]any{
+					"apiVersion": providerkubernetes.ClusterAPIVersion, "kind": "Object",
+					"metadata": map[string]any{"name": "chat-8d2xq-" + name},
+					"spec":     map[string]any{"providerConfigRef": map[string]any{"name": "old-pc-" + name}, "forProvider": map[string]any{"manifest": map[string]any{}}},
+					"status": map[string]any{"conditions": []any{
+						map[string]any{"type": "Synced", "status": []string{"True", "False"}[r.Intn(2)]},
+						map[string]any{"type": "Ready", "status": []string{"True", "False"}[r.Intn(2)]},
+					}, "atProvider": map[string]any{"manifest": remoteService("chat", ns[len(ns)-1:], "Serving", 1, "Pulled", "Available")}},
+				}}
+				observed = append(observed, o)
+			}
+			req := newRequest(t, xr, in, observed...)
+			rsp := run(t, req)
+			if !proto.Equal(rsp, run(t, req)) {
+				t.Fatalf("case %d %s: two renders of one request differ", i, ns)
+			}
+			if m := fatalMessage(rsp); m != "" {
+				t.Fatalf("case %d %s: refused: %s", i, ns, m)
+			}
+			allReady := true
+			var placed []string
+			for _, name := range desiredNames(rsp) {
+				o := desiredObject[providerkubernetes.Object](t, rsp, name)
+				cluster, _ := render.ClusterOfResource(name)
+				placed = append(placed, cluster)
+				want, ok := offered[cluster]
+				if !ok {
+					want = "old-pc-" + cluster
+				}
+				if got := o.Spec.ProviderConfigRef.Name; got != want {
+					t.Errorf("case %d %s: %s reaches %s through %q, want %q", i, ns, name, cluster, got, want)
+				}
+				var remote render.RemoteService
+				if err := json.Unmarshal(o.Spec.ForProvider.Manifest.Raw, &remote); err != nil {
+					t.Fatal(err)
+				}
+				key := cluster + "/" + remote.Metadata.Namespace + "/" + remote.Metadata.Name
+				if other, ok := remotes[key]; ok && other != ns {
+					t.Errorf("case %d: %s and %s both land on %s", i, other, ns, key)
+				}
+				remotes[key] = ns
+				if readiness(rsp, name) != fnv1.Ready_READY_TRUE {
+					allReady = false
+				}
+			}
+			st := compositeStatus(t, rsp)
+			chosen, leaving := 0, 0
+			for _, c := range st.Clusters {
+				if c.Phase == v1alpha1.PhaseDraining {
+					leaving++
+				} else {
+					chosen++
+				}
+			}
+			if count := int(placement["count"].(int64)); allReady && chosen >= count && leaving > 0 {
+				t.Errorf("case %d %s: %d chosen clusters serve for a count of %d, and %d leaving ones are still kept (%v)", i, ns, chosen, count, leaving, placed)
+			}
+		}
+	}
 }
