@@ -77,6 +77,11 @@ func ClusterObject(s *resolve.Spec, cluster, providerConfig string) (*providerku
 			Readiness:         &providerkubernetes.Readiness{Policy: providerkubernetes.ReadinessDeriveFromObject},
 			ProviderConfigRef: &providerkubernetes.ProviderConfigRef{Name: providerConfig},
 			DeletionPolicy:    p.DeletionPolicy,
+			// Without a watch the provider sees the remote status change
+			// only on its poll (--poll, 10 minutes by default in v1.2.1):
+			// the hub's claim would say Serving minutes late. Providers
+			// without --enable-watches ignore the field.
+			Watch: true,
 		},
 	}
 	if p.Namespaced {

@@ -46,6 +46,9 @@ type ObjectSpec struct {
 	Readiness         *Readiness         `json:"readiness,omitempty"`
 	ProviderConfigRef *ProviderConfigRef `json:"providerConfigRef,omitempty"`
 	DeletionPolicy    string             `json:"deletionPolicy,omitempty"`
+	// Watch has the provider watch the remote object (alpha: honoured
+	// only with the provider's --enable-watches).
+	Watch bool `json:"watch,omitempty"`
 }
 
 // ObjectParameters mirrors the provider's ObjectParameters
