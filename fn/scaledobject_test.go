@@ -417,3 +417,60 @@ func TestHTTPAddOn(t *testing.T) {
 		t.Errorf("HTTPScaledObject timeouts with responseTimeoutSeconds 45 and startupSeconds 120 (-want +got):\n%s", diff)
 	}
 }
+
+// TestScaleToZeroWithoutRuntimeMetric: a runtime without a concurrency
+// metric (Ollama) scales to zero where the platform runs KEDA's HTTP
+// add-on, whose interceptor counts the requests itself: the ScaledObject
+// has the add-on's external-push trigger alone (no Prometheus query of a
+// metric that does not exist), the servers' NetworkPolicy needs no metrics
+// namespace for it, and Idle says what wakes it. Without the add-on, and
+// with min 1, targetConcurrency is still refused by name.
+func TestScaleToZeroWithoutRuntimeMetric(t *testing.T) {
+	in := kedaInput()
+	setPath(in, map[string]any{"enabled": true}, "keda", "httpAddOn")
+	setPath(in, map[string]any{"enabled": true}, "networkPolicy")
+	xr := zeroXR()
+	setPath(xr, "ollama", "spec", "model", "framework")
+	setPath(xr, "hf://acme/llama-3.2-1b-gguf", "spec", "model", "uri")
+	servers, obs := pulled(t, xr, in)
+	if m := fatalMessage(servers); m != "" {
+		t.Fatal(m)
+	}
+	so := desiredObject[keda.ScaledObject](t, servers, render.ResourceScaledObject)
+	want := []keda.ScaleTrigger{{Type: "external-push", Name: "http", MetricType: "AverageValue", Metadata: map[string]string{
+		"scalerAddress": "keda-add-ons-http-external-scaler.keda:9090", "httpScaledObject": "llama",
+	}}}
+	if diff := cmp.Diff(want, so.Spec.Triggers); diff != "" {
+		t.Errorf("triggers (-want +got):\n%s", diff)
+	}
+	waking := append(append([]observedObject{}, obs...),
+		observeDeployment(t, servers, 0, atZero()),
+		observedFrom(t, servers, render.ResourceService, map[string]any{}),
+		observedFrom(t, servers, render.ResourceScaledObject, kedaStatus("True", "True")),
+		observedFrom(t, servers, render.ResourceHTTPScaledObject, httpAddOnStatus("llama", "True")))
+	rsp := run(t, newRequest(t, xr, in, waking...))
+	var msg string
+	for _, c := range rsp.GetConditions() {
+		if c.GetType() == "ServerReady" {
+			msg = c.GetMessage()
+		}
+	}
+	if !strings.Contains(msg, "the HTTP add-on interceptor's in-flight requests") {
+		t.Errorf("waking, ServerReady says %q; want it to name the interceptor's count as what woke the service", msg)
+	}
+
+	for name, change := range map[string]func(in, xr map[string]any){
+		"without the add-on": func(in, xr map[string]any) { delete(in["keda"].(map[string]any), "httpAddOn") },
+		"min 1":              func(in, xr map[string]any) { setPath(xr, map[string]any{"min": 1, "max": 3}, "spec", "replicas") },
+	} {
+		in, xr := kedaInput(), zeroXR()
+		setPath(in, map[string]any{"enabled": true}, "keda", "httpAddOn")
+		setPath(xr, "ollama", "spec", "model", "framework")
+		setPath(xr, "hf://acme/llama-3.2-1b-gguf", "spec", "model", "uri")
+		change(in, xr)
+		got := fatalMessage(run(t, newRequest(t, xr, in)))
+		if !strings.Contains(got, "spec.autoscaling.targetConcurrency: the ollama runtime exposes no concurrency metric") {
+			t.Errorf("%s: fatal %q, want targetConcurrency refused for ollama", name, got)
+		}
+	}
+}

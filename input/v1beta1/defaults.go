@@ -219,8 +219,8 @@ func BuiltinRuntimes() map[string]RuntimePreset {
 			SharedMemory:   ptr(false),
 			// Ollama serves no Prometheus metrics (/metrics is a 404, and
 			// /api/ps counts no requests in flight): no PodMonitor, and no
-			// concurrency autoscaling, nor scaling to zero, which starts
-			// from the concurrency metric.
+			// concurrency autoscaling but to zero through KEDA's HTTP
+			// add-on, whose interceptor counts the requests itself.
 			Flags:   builtinOllamaFlags(),
 			Options: builtinOllamaOptions(),
 		},

@@ -63,21 +63,26 @@ func concurrencyQuery(s *resolve.Spec, v *resolve.Version) string {
 //     every trigger is inactive (KEDA refuses an idle count not below the
 //     HPA's floor, which is 1 when minReplicaCount is 0, so 0 is valid);
 //   - a prometheus trigger on concurrencyQuery, AverageValue
-//     targetConcurrency per server (active above 0), and a cpu trigger
+//     targetConcurrency per server (active above 0), unless the runtime
+//     has no such metric and the HTTP add-on's interceptor counts the
+//     requests alone (its external-push trigger), and a cpu trigger
 //     when the claim also sets targetCPUUtilization (a cpu trigger alone
 //     could never wake it);
 //   - cooldownPeriod, pollingInterval and fallback from the Input; the
 //     fallback's servers capped at maxReplicas.
 func ScaledObject(s *resolve.Spec, v *resolve.Version, maxReplicas int32) *keda.ScaledObject {
 	a, z := s.Autoscaling, s.Autoscaling.ScaleToZero
-	triggers := []keda.ScaleTrigger{{
-		Type: "prometheus", Name: "concurrency", MetricType: "AverageValue",
-		Metadata: map[string]string{
-			"serverAddress": z.Prometheus,
-			"query":         concurrencyQuery(s, v),
-			"threshold":     strconv.Itoa(int(*a.Concurrency)),
-		},
-	}}
+	var triggers []keda.ScaleTrigger
+	if a.Metric != "" {
+		triggers = append(triggers, keda.ScaleTrigger{
+			Type: "prometheus", Name: "concurrency", MetricType: "AverageValue",
+			Metadata: map[string]string{
+				"serverAddress": z.Prometheus,
+				"query":         concurrencyQuery(s, v),
+				"threshold":     strconv.Itoa(int(*a.Concurrency)),
+			},
+		})
+	}
 	if z.HTTPScaler != "" {
 		// As the add-on's own ScaledObjects do (pkg/k8s/scaledobject.go).
 		triggers = append(triggers, keda.ScaleTrigger{

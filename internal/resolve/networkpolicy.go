@@ -141,7 +141,7 @@ func checkMetricsNamespace(np *networkPolicy, in *v1beta1.Input, pm *podMonitor,
 	if pm != nil {
 		readers = append(readers, "scraped for input.monitoring.podMonitor")
 	}
-	if scaleToZero {
+	if scaleToZero && a.Metric != "" {
 		readers = append(readers, "queried by KEDA to scale to zero")
 	}
 	if concurrency {

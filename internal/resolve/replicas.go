@@ -63,6 +63,24 @@ type Autoscaling struct {
 	ScaleToZero *scaleToZero
 }
 
+// CountedByInterceptor says the in-flight requests are counted by KEDA's
+// HTTP add-on, whose interceptor every request passes through: a service
+// that scales to zero through it needs no metric of the runtime's own
+// (Ollama has none).
+func (a *Autoscaling) CountedByInterceptor() bool {
+	return a.ScaleToZero != nil && a.ScaleToZero.HTTPScaler != ""
+}
+
+// InFlight names what the in-flight requests are read from, for messages:
+// the runtime's concurrency metric, or the add-on's interceptor when the
+// runtime has none.
+func (a *Autoscaling) InFlight() string {
+	if a.Metric == "" {
+		return "the HTTP add-on interceptor's in-flight requests"
+	}
+	return a.Metric
+}
+
 type storage struct {
 	Size       resource.Quantity
 	Class      string
@@ -172,8 +190,8 @@ func resolveReplicas(spec v1alpha1.InferenceServiceSpec, rt v1beta1.RuntimePrese
 		switch {
 		case *t < 1:
 			errs.Add("spec.autoscaling.targetConcurrency", "%d must be at least 1", *t)
-		case rt.ConcurrencyMetric == "" && fw != "":
-			errs.Add("spec.autoscaling.targetConcurrency", "the %s runtime exposes no concurrency metric in the platform's Input; use targetCPUUtilization, or ask your platform team to set input.runtimes.%s.concurrencyMetric", fw, fw)
+		case rt.ConcurrencyMetric == "" && fw != "" && !as.CountedByInterceptor():
+			errs.Add("spec.autoscaling.targetConcurrency", "the %s runtime exposes no concurrency metric in the platform's Input; use targetCPUUtilization, scale to zero (spec.replicas.min 0) where the platform runs KEDA's HTTP add-on (input.keda.httpAddOn), whose interceptor counts the requests itself, or ask your platform team to set input.runtimes.%s.concurrencyMetric", fw, fw)
 		}
 		as.Metric = rt.ConcurrencyMetric
 	}

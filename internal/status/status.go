@@ -7,6 +7,7 @@ import (
 	"github.com/inferno-ai/function-inferno/internal/plan"
 	"github.com/inferno-ai/function-inferno/internal/reason"
 	"github.com/inferno-ai/function-inferno/internal/render"
+	"github.com/inferno-ai/function-inferno/internal/resolve"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 )
@@ -66,7 +67,7 @@ func Of(p *plan.Plan) Report {
 		if vp.Scaled == nil || !vp.ScalesToZero(s) || vp.Judged.ScalerReady {
 			continue
 		}
-		r.Warnings = append(r.Warnings, fmt.Sprintf("spec.autoscaling: KEDA has not made the ScaledObject %s ready (%s); the servers stay at their current count until it can read %s from input.keda.prometheusAddress", vp.ServerName(s), kedaReadyMessage(vp.Scaled), s.Autoscaling.Metric))
+		r.Warnings = append(r.Warnings, fmt.Sprintf("spec.autoscaling: KEDA has not made the ScaledObject %s ready (%s); the servers stay at their current count until it can read %s", vp.ServerName(s), kedaReadyMessage(vp.Scaled), kedaSource(s)))
 	}
 	for _, d := range p.Departing {
 		if d.RenderDeployment {
@@ -96,4 +97,14 @@ func Of(p *plan.Plan) Report {
 	r.Status.Pulls = pullStatuses(p)
 	reportAdapters(p, &r)
 	return r
+}
+
+// kedaSource says where KEDA reads a service's in-flight requests from:
+// Prometheus, or only the HTTP add-on's scaler for a runtime without a
+// concurrency metric.
+func kedaSource(s *resolve.Spec) string {
+	if s.Autoscaling.Metric == "" {
+		return "the in-flight requests from the HTTP add-on's scaler (input.keda.httpAddOn.scalerAddress)"
+	}
+	return s.Autoscaling.Metric + " from input.keda.prometheusAddress"
 }

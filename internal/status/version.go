@@ -145,7 +145,7 @@ func idleCondition(s *resolve.Spec, vp *plan.Version) reason.Condition {
 	z := s.Autoscaling.ScaleToZero
 	switch {
 	case vp.Scaled.Active():
-		return reason.Waking.Condition(fmt.Sprintf("KEDA reports in-flight requests (%s above 0): starting a server; loading a model can take up to %ds", s.Autoscaling.Metric, *s.Runtime.StartupSeconds))
+		return reason.Waking.Condition(fmt.Sprintf("KEDA reports in-flight requests (%s above 0): starting a server; loading a model can take up to %ds", s.Autoscaling.InFlight(), *s.Runtime.StartupSeconds))
 	case !vp.Judged.ScalerReady:
 		return reason.ScalerNotReady.Condition(fmt.Sprintf("no server runs and KEDA has not made the ScaledObject %s ready (%s), so no request can wake the service; see: kubectl describe -n %s scaledobject/%s", vp.ServerName(s), kedaReadyMessage(vp.Scaled), s.Namespace, vp.ServerName(s)))
 	case z.HTTPScaler != "":
