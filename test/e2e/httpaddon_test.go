@@ -304,7 +304,9 @@ const httpAddOnPool = "real-keda-http"
 // service at zero.
 const heldRequests = 5
 
-// scaleFromZeroHTTP: a framework: llamacpp claim with replicas.min 0 on the
+// scaleFromZeroHTTP is fromZeroThroughAddOn for llama.cpp.
+//
+// fromZeroThroughAddOn: a claim of the runtime with replicas.min 0 on the
 // real node, under KEDA's real operator (v2.17.0) and the HTTP add-on's
 // real operator, scaler and interceptor (v0.12.0), with the Prometheus the
 // test plays answering 0 throughout, so only the add-on can wake it:
@@ -316,19 +318,61 @@ const heldRequests = 5
 //  2. heldRequests completions sent at once to the interceptor, with the
 //     Service's DNS name as Host, are held while KEDA (told by the scaler,
 //     which reads the interceptor's queue) starts a server, and all are
-//     answered by llama-server with the text it gives through the
+//     answered by the server with the text it gives through the
 //     Service; the interceptor says each was a cold start; the claim went
 //     Idle → Serving (a watch);
 //  3. deleting the claim passes both operators' finalizers; the API server
 //     refused none of the four programs anything.
 func (s *infernoSuite) scaleFromZeroHTTP(t *testing.T) {
+	fromZeroThroughAddOn(t, fromZero{
+		title: "26c scale from zero through KEDA's HTTP add-on v0.12.0 (real node, llama.cpp)",
+		need:  needLlamaServer, framework: "llamacpp", image: llamaServerImage,
+		name: "drowsy", gguf: "llama-tiny/tiny-llama.gguf",
+		claim: llamaClaim, path: "/v1/completions",
+		body: map[string]any{"prompt": prompt, "max_tokens": maxTokens, "temperature": 0},
+	})
+}
+
+// scaleOllamaFromZero is 26c for framework: ollama, which exports no
+// concurrency metric: the function's ScaledObject has the add-on's
+// external-push trigger alone, and the interceptor's count of the held
+// requests is all that wakes it. Clients send the claim's name as "model"
+// (the name the preset's start script gives the model in Ollama's store).
+func (s *infernoSuite) scaleOllamaFromZero(t *testing.T) {
+	const name = "sleepy-ollama"
+	fromZeroThroughAddOn(t, fromZero{
+		title: "36b Ollama from zero through KEDA's HTTP add-on v0.12.0 (real node, no concurrency metric)",
+		need:  needOllama, framework: "ollama", image: ollamaServerImage,
+		name: name, gguf: "ollama-zero/tiny-llama.gguf",
+		claim: ollamaClaim, path: "/v1/chat/completions",
+		body: ollamaOpenAIChat(name),
+		check: func(t *testing.T, so *unstructured.Unstructured) {
+			triggers, _, _ := unstructured.NestedSlice(so.Object, "spec", "triggers")
+			if len(triggers) != 1 || triggers[0].(map[string]any)["type"] != "external-push" {
+				t.Errorf("Ollama's ScaledObject triggers %v, want the add-on's external-push alone", triggers)
+			}
+		},
+	})
+}
+
+// fromZero is one runtime's part of the scale-from-zero scenario.
+type fromZero struct {
+	title, framework, image, name, gguf, path string
+	need                                      func(t *testing.T)
+	claim                                     func(t *testing.T, name, uri, version string) *unstructured.Unstructured
+	body                                      map[string]any
+	// check, when set, judges the ScaledObject KEDA made Ready.
+	check func(t *testing.T, so *unstructured.Unstructured)
+}
+
+func fromZeroThroughAddOn(t *testing.T, z fromZero) {
 	if env.node == nil {
 		t.Skip("no real node (-real-node=false)")
 	}
 	ctx := context.Background()
-	sc := env.summary.start(t, "26c scale from zero through KEDA's HTTP add-on v0.12.0 (real node, llama.cpp)")
+	sc := env.summary.start(t, z.title)
 	sc.onRealNode(false)
-	needLlamaServer(t)
+	z.need(t)
 	// 26b's KEDA namespace goes as it ends; wait until it is gone.
 	waitFor(ctx, t, 2*time.Minute, "namespace "+kedaNamespace+" gone", func(ctx context.Context) (bool, string, error) {
 		_, err := env.admin.Typed.CoreV1().Namespaces().Get(ctx, kedaNamespace, metav1.GetOptions{})
@@ -345,7 +389,7 @@ func (s *infernoSuite) scaleFromZeroHTTP(t *testing.T) {
 		t.Fatal(err)
 	}
 	input := realNodeInput()
-	input["runtimes"] = map[string]any{"llamacpp": map[string]any{"image": llamaServerImage}}
+	input["runtimes"] = map[string]any{z.framework: map[string]any{"image": z.image}}
 	input["keda"] = map[string]any{
 		"enabled": true, "prometheusAddress": prom.URL, "cooldownPeriod": int64(30), "pollingInterval": int64(2),
 		"httpAddOn": map[string]any{"enabled": true, "scalerAddress": addOn.ScalerAddress},
@@ -354,9 +398,9 @@ func (s *infernoSuite) scaleFromZeroHTTP(t *testing.T) {
 	applyComposition(ctx, t, "composition.yaml", comp, httpAddOnPool, input)
 	t.Cleanup(func() { _ = env.admin.Delete(context.Background(), compositionGVK, "", comp) })
 
-	uri, _ := publishGGUF(t, "llama-tiny/tiny-llama.gguf", gguf.TinyLlama(1))
-	const name = "drowsy"
-	claim := llamaClaim(t, name, uri, "1")
+	uri, _ := publishGGUF(t, z.gguf, gguf.TinyLlama(1))
+	name := z.name
+	claim := z.claim(t, name, uri, "1")
 	setField(claim, map[string]any{"matchLabels": map[string]any{poolLabel: httpAddOnPool}}, "spec", "compositionSelector")
 	setField(claim, map[string]any{"min": int64(0), "max": int64(2)}, "spec", "replicas")
 	setField(claim, map[string]any{"enabled": true, "targetConcurrency": int64(1)}, "spec", "autoscaling")
@@ -390,14 +434,18 @@ func (s *infernoSuite) scaleFromZeroHTTP(t *testing.T) {
 	if !slices.Contains(hso.GetFinalizers(), "httpscaledobject.http.keda.sh") {
 		t.Errorf("the add-on's operator did not put its finalizer on the HTTPScaledObject: %v", hso.GetFinalizers())
 	}
+	var so *unstructured.Unstructured
 	waitFor(ctx, t, time.Minute, "KEDA: the ScaledObject Ready", func(ctx context.Context) (bool, string, error) {
-		so, err := env.admin.Get(ctx, scaledObjectGVK, realNS, name)
-		if err != nil {
+		var err error
+		if so, err = env.admin.Get(ctx, scaledObjectGVK, realNS, name); err != nil {
 			return false, err.Error(), nil
 		}
 		ready, _, _ := kube.Condition(so, "Ready")
 		return ready == "True", kube.ConditionsSummary(so), nil
 	})
+	if z.check != nil {
+		z.check(t, so)
+	}
 	// The function's ScaledObject alone: none made or owned by the add-on.
 	all, err := env.admin.List(ctx, scaledObjectGVK, realNS, "")
 	if err != nil {
@@ -434,7 +482,7 @@ func (s *infernoSuite) scaleFromZeroHTTP(t *testing.T) {
 	phases := watchPhases(ctx, t, realNS, name)
 	scaled, served := watchDeploymentUp(ctx, t, realNS, name)
 	host := name + "." + realNS + ".svc.cluster.local"
-	body := map[string]any{"prompt": prompt, "max_tokens": maxTokens, "temperature": 0}
+	body := z.body
 	type answer struct {
 		text, coldStart string
 		took            time.Duration
@@ -448,7 +496,7 @@ func (s *infernoSuite) scaleFromZeroHTTP(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			t0 := time.Now()
-			text, cold, err := askThrough(ctx, addOn.Proxy+"/v1/completions", host, body, 3*time.Minute)
+			text, cold, err := askThrough(ctx, addOn.Proxy+z.path, host, body, 3*time.Minute)
 			answers[i] = answer{text: text, coldStart: cold, took: time.Since(t0), err: err}
 		}()
 	}
@@ -493,7 +541,7 @@ func (s *infernoSuite) scaleFromZeroHTTP(t *testing.T) {
 		t.Errorf("the claim's phases from the requests on: %v, want Idle first and Serving last", seen)
 	}
 	// The same text the server gives through its Service.
-	direct, err := llamaAsk(ctx, serviceURL(ctx, t, realNS, name)+"/v1/completions", body)
+	direct, err := llamaAsk(ctx, serviceURL(ctx, t, realNS, name)+z.path, body)
 	if err != nil {
 		t.Fatalf("through the Service %s: %v; its endpoints %s", serviceURL(ctx, t, realNS, name), err, endpointsOf(ctx, realNS, name))
 	}
@@ -503,7 +551,7 @@ func (s *infernoSuite) scaleFromZeroHTTP(t *testing.T) {
 		}
 	}
 	if strings.TrimSpace(direct) == "" {
-		t.Errorf("llama-server answered an empty completion")
+		t.Errorf("the %s server answered an empty completion", z.framework)
 	}
 	d, err := env.admin.Typed.AppsV1().Deployments(realNS).Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
