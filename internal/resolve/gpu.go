@@ -147,7 +147,10 @@ func checkSelectors(exprs []string, field string, errs *FieldErrors) {
 			errs.Add(at, "is %d bytes; the API server takes at most %d", len(e), resourcev1.CELSelectorExpressionMaxLength)
 		default:
 			if _, iss := celParser.Parse(e); iss.Err() != nil {
-				errs.Add(at, "is not a CEL expression: %s", strings.ReplaceAll(iss.Err().Error(), "\n", " "))
+				// Its first line, without the caret drawing under it.
+				msg, _, _ := strings.Cut(iss.Err().Error(), "\n")
+				msg = strings.TrimPrefix(msg, "ERROR: <input>:")
+				errs.Add(at, "is not a CEL expression: at %s", msg)
 			}
 		}
 	}
