@@ -113,6 +113,9 @@ func GPUsPerPod(s *resolve.Spec) string {
 		return strconv.Itoa(int(s.GPU)) + " " + s.GPUSettings.ResourceName
 	}
 	out := strconv.Itoa(int(d.Count)) + " devices of DeviceClass " + d.Class
+	if d.Count == 1 {
+		out = "1 device of DeviceClass " + d.Class
+	}
 	if d.Type != "" {
 		out += " (type " + d.Type + ")"
 	}
