@@ -72,6 +72,15 @@ func TestBadInput(t *testing.T) {
 		}
 		return map[string]any{"builtinPresets": false, "runtimes": map[string]any{"vllm": rt}, "pullers": map[string]any{"hf": p}}
 	}
+	// dra is an Input asking for GPUs through DRA with these settings;
+	// draInput offers two GPU types.
+	dra := func(settings map[string]any) map[string]any {
+		return map[string]any{"gpu": map[string]any{"dra": settings}}
+	}
+	draInput := dra(map[string]any{"deviceClassName": "gpu.example.com", "types": map[string]any{
+		"h100": map[string]any{"selectors": []any{`device.attributes["gpu.example.com"].model == "H100"`}},
+		"a100": map[string]any{"selectors": []any{`device.attributes["gpu.example.com"].model == "A100"`}},
+	}})
 	long := "l" + strings.Repeat("o", resolve.MaxNameLength) // maxNameLength+1 characters
 	// adapters sets spec.adapters to entries; ad is one of them.
 	adapters := func(entries ...map[string]any) func(map[string]any) {
@@ -171,17 +180,32 @@ func TestBadInput(t *testing.T) {
 		"InputUnavailableOver":                {input: map[string]any{"rollout": map[string]any{"maxUnavailable": "150%"}}, field: "input.rollout.maxUnavailable", fix: "a percentage from 0% to 100%"},
 
 		// Malformed quantities and wrong types.
-		"CPUWithUnit":        {xr: set("4 cores", "spec", "resources", "cpu"), field: "spec.resources.cpu", fix: `write it like "500m", "4" or "16Gi"`},
-		"MemoryWords":        {xr: set("lots", "spec", "resources", "memory"), field: "spec.resources.memory", fix: `write it like "500m", "4" or "16Gi"`},
-		"StorageSizeWords":   {xr: set("big", "spec", "storage", "size"), field: "spec.storage.size", fix: `write it like "500m", "4" or "16Gi"`},
-		"CPUObject":          {xr: set(map[string]any{"cores": 4}, "spec", "resources", "cpu"), field: "spec.resources.cpu", fix: `must be a quantity such as "4" or "16Gi"`},
-		"MinAsWord":          {xr: set(map[string]any{"min": "two"}, "spec", "replicas"), field: "spec.replicas.min", fix: "must be an integer"},
-		"EnabledAsWord":      {xr: set(map[string]any{"enabled": "yes"}, "spec", "autoscaling"), field: "spec.autoscaling.enabled", fix: "must be true or false"},
-		"EnvAsString":        {xr: set(map[string]any{"env": "FOO=bar"}, "spec", "serve"), field: "spec.serve.env", fix: "must be a list"},
-		"GPUAsFraction":      {xr: set(0.5, "spec", "resources", "gpu"), field: "spec.resources.gpu", fix: "must be an integer"},
-		"InputPortAsWord":    {input: map[string]any{"runtimes": map[string]any{"vllm": map[string]any{"port": "eighty"}}}, field: "input.runtimes.port", fix: "check the Composition's function Input against its schema"},
-		"InputUnknownField":  {input: map[string]any{"runtime": map[string]any{"vllm": map[string]any{"image": "x"}}}, field: "runtime", fix: "check the Composition's function Input against its schema"},
-		"InputUnknownNested": {input: map[string]any{"storage": map[string]any{"sizeGi": 50}}, field: "sizeGi", fix: "check the Composition's function Input against its schema"},
+		"CPUWithUnit":      {xr: set("4 cores", "spec", "resources", "cpu"), field: "spec.resources.cpu", fix: `write it like "500m", "4" or "16Gi"`},
+		"MemoryWords":      {xr: set("lots", "spec", "resources", "memory"), field: "spec.resources.memory", fix: `write it like "500m", "4" or "16Gi"`},
+		"StorageSizeWords": {xr: set("big", "spec", "storage", "size"), field: "spec.storage.size", fix: `write it like "500m", "4" or "16Gi"`},
+		"CPUObject":        {xr: set(map[string]any{"cores": 4}, "spec", "resources", "cpu"), field: "spec.resources.cpu", fix: `must be a quantity such as "4" or "16Gi"`},
+		"MinAsWord":        {xr: set(map[string]any{"min": "two"}, "spec", "replicas"), field: "spec.replicas.min", fix: "must be an integer"},
+		"EnabledAsWord":    {xr: set(map[string]any{"enabled": "yes"}, "spec", "autoscaling"), field: "spec.autoscaling.enabled", fix: "must be true or false"},
+		"EnvAsString":      {xr: set(map[string]any{"env": "FOO=bar"}, "spec", "serve"), field: "spec.serve.env", fix: "must be a list"},
+		"GPUAsFraction":    {xr: set(0.5, "spec", "resources", "gpu"), field: "spec.resources.gpu", fix: "must be an integer"},
+		// GPUs through DRA (input.gpu.dra): the claim names a type, never
+		// an expression; the Input's expressions must be CEL.
+		"GPUTypeNoGPU":            {xr: both(set(0, "spec", "resources", "gpu"), set("h100", "spec", "resources", "gpuType")), input: draInput, field: "spec.resources.gpuType", fix: "set spec.resources.gpu or remove gpuType"},
+		"GPUTypeExtendedResource": {xr: both(set(1, "spec", "resources", "gpu"), set("h100", "spec", "resources", "gpuType")), field: "spec.resources.gpuType", fix: "as the extended resource nvidia.com/gpu and names no GPU types"},
+		"GPUTypeUnknown":          {xr: both(set(1, "spec", "resources", "gpu"), set("b200", "spec", "resources", "gpuType")), input: draInput, field: "spec.resources.gpuType", fix: "use one of a100, h100 (input.gpu.dra.types)"},
+		"GPUTypeNoneOffered":      {xr: both(set(1, "spec", "resources", "gpu"), set("h100", "spec", "resources", "gpuType")), input: dra(map[string]any{"deviceClassName": "gpu.example.com"}), field: "spec.resources.gpuType", fix: "names no GPU types"},
+		"GPUDRATooMany":           {xr: set(33, "spec", "resources", "gpu"), input: draInput, field: "spec.resources.gpu", fix: "request at most 32"},
+		"DRAWithResourceName":     {input: map[string]any{"gpu": map[string]any{"resourceName": "amd.com/gpu", "dra": map[string]any{"deviceClassName": "gpu.example.com"}}}, field: "input.gpu.resourceName", fix: "either as an extended resource or through DRA"},
+		"DRANoDeviceClass":        {input: dra(map[string]any{"deviceClassName": ""}), field: "input.gpu.dra.deviceClassName", fix: "name the DeviceClass"},
+		"DRABadDeviceClass":       {input: dra(map[string]any{"deviceClassName": "GPU_Class"}), field: "input.gpu.dra.deviceClassName", fix: "is not a DeviceClass name"},
+		"DRASelectorNotCEL":       {input: dra(map[string]any{"deviceClassName": "gpu.example.com", "selectors": []any{"device.attributes[\"x\"].model =="}}), field: "input.gpu.dra.selectors[0]", fix: "is not a CEL expression"},
+		"DRASelectorEmpty":        {input: dra(map[string]any{"deviceClassName": "gpu.example.com", "selectors": []any{" "}}), field: "input.gpu.dra.selectors[0]", fix: "write a CEL expression"},
+		"DRATypeName":             {input: dra(map[string]any{"deviceClassName": "gpu.example.com", "types": map[string]any{"H100": map[string]any{"selectors": []any{"true"}}}}), field: "input.gpu.dra.types.H100", fix: "cannot be a GPU type a claim names"},
+		"DRATypeNoSelectors":      {input: dra(map[string]any{"deviceClassName": "gpu.example.com", "types": map[string]any{"h100": map[string]any{"selectors": []any{}}}}), field: "input.gpu.dra.types.h100.selectors", fix: "a GPU type is the selectors its devices satisfy"},
+		"DRATypeSelectorNotCEL":   {input: dra(map[string]any{"deviceClassName": "gpu.example.com", "types": map[string]any{"h100": map[string]any{"selectors": []any{"device.capacity[[["}}}}), field: "input.gpu.dra.types.h100.selectors[0]", fix: "is not a CEL expression"},
+		"InputPortAsWord":         {input: map[string]any{"runtimes": map[string]any{"vllm": map[string]any{"port": "eighty"}}}, field: "input.runtimes.port", fix: "check the Composition's function Input against its schema"},
+		"InputUnknownField":       {input: map[string]any{"runtime": map[string]any{"vllm": map[string]any{"image": "x"}}}, field: "runtime", fix: "check the Composition's function Input against its schema"},
+		"InputUnknownNested":      {input: map[string]any{"storage": map[string]any{"sizeGi": 50}}, field: "sizeGi", fix: "check the Composition's function Input against its schema"},
 
 		// URIs.
 		"URIMissing":         {xr: model("uri", ""), field: "spec.model.uri", fix: "set it to hf://org/model"},

@@ -343,6 +343,7 @@ func (in *Input) GPUSettings() GPUSettings {
 	if in.GPU != nil {
 		g.ResourceName = orString(in.GPU.ResourceName, g.ResourceName)
 		g.NodeSelector = in.GPU.NodeSelector
+		g.DRA = in.GPU.DRA
 		g.Tolerations = in.GPU.Tolerations
 	}
 	if g.Tolerations == nil {

@@ -688,19 +688,75 @@ type Scheduling struct {
 	Tolerations []corev1.Toleration `json:"tolerations,omitempty"`
 }
 
-// GPUSettings say how GPUs are requested and scheduled.
+// GPUSettings say how GPUs are requested and scheduled. A platform with
+// several node pools ships one Composition per pool, each with its own
+// Input (see Scheduling), so each pool says here how its GPUs are asked
+// for: as an extended resource counted by the device plugin (resourceName,
+// the default) or through Dynamic Resource Allocation (dra).
 type GPUSettings struct {
 	// ResourceName is the extended resource that counts GPUs.
-	// Defaults to nvidia.com/gpu.
+	// Defaults to nvidia.com/gpu. Not with dra.
 	// +optional
 	ResourceName string `json:"resourceName,omitempty"`
+
+	// DRA requests the GPUs through Dynamic Resource Allocation
+	// (resource.k8s.io/v1, Kubernetes 1.34 and later) instead of an
+	// extended resource: each server gets a ResourceClaimTemplate of its
+	// version asking for spec.resources.gpu devices of this DeviceClass,
+	// and every pod of it a ResourceClaim of its own, allocated by the
+	// scheduler and prepared by the class's DRA driver on the node.
+	// +optional
+	DRA *DRASettings `json:"dra,omitempty"`
 
 	// NodeSelector of pods that request GPUs.
 	// +optional
 	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
 
 	// Tolerations of pods that request GPUs. Defaults to tolerating the
-	// resource name's NoSchedule taint, as GPU node pools usually carry.
+	// resource name's NoSchedule taint (nvidia.com/gpu's with dra), as GPU
+	// node pools usually carry.
 	// +optional
 	Tolerations []corev1.Toleration `json:"tolerations,omitempty"`
+}
+
+// DRASettings say how GPUs are asked for through Dynamic Resource
+// Allocation. Every expression here is the platform's: a claim never
+// writes CEL, it names one of types (spec.resources.gpuType).
+type DRASettings struct {
+	// DeviceClassName is the DeviceClass every GPU is requested from, as
+	// the cluster's DRA driver installs it (gpu.nvidia.com for NVIDIA's).
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	DeviceClassName string `json:"deviceClassName"`
+
+	// Selectors narrow every GPU of this pool beyond its class: CEL
+	// expressions over the device's attributes and capacity, each true
+	// for a device that may be allocated, e.g.
+	// device.attributes["gpu.nvidia.com"].architecture == "Hopper" or
+	// device.capacity["gpu.nvidia.com"].memory.compareTo(quantity("40Gi")) >= 0.
+	// +optional
+	// +kubebuilder:validation:MaxItems=16
+	// +kubebuilder:validation:items:MinLength=1
+	// +kubebuilder:validation:items:MaxLength=4096
+	Selectors []string `json:"selectors,omitempty"`
+
+	// Types are the GPU types a claim may ask for by name
+	// (spec.resources.gpuType), each adding its selectors to the pool's.
+	// A claim that names no type takes any device the pool's selectors
+	// allow. Left out, claims may name no type.
+	// +optional
+	// +kubebuilder:validation:MaxProperties=32
+	Types map[string]GPUType `json:"types,omitempty"`
+}
+
+// GPUType is a GPU type a platform names, as device selectors.
+type GPUType struct {
+	// Selectors are CEL expressions over the device's attributes and
+	// capacity that a device of this type satisfies, e.g.
+	// device.attributes["gpu.nvidia.com"].productName == "NVIDIA H100 80GB HBM3".
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=16
+	// +kubebuilder:validation:items:MinLength=1
+	// +kubebuilder:validation:items:MaxLength=4096
+	Selectors []string `json:"selectors"`
 }

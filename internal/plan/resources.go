@@ -36,6 +36,12 @@ func (p *Plan) Resources() ([]render.Resource, []string) {
 	for _, vp := range p.Versions {
 		out = append(out, vp.Source.Resources()...)
 		autoscaled := vp.Autoscaled(s)
+		if vp.Serving != nil && s.Devices != nil {
+			// With the servers, which name it: a pod whose template is
+			// not there yet waits, and gets its claim once it is.
+			t := render.ResourceClaimTemplate(s, vp.Version)
+			add(t.Resource, t.Template, o.Observed(t.Resource))
+		}
 		if vp.Serving != nil && s.Groups() {
 			add(render.ResourceLeaderWorkerSet, render.LeaderWorkerSet(s, vp.Version, *vp.Serving, vp.Servers), vp.LWS)
 		} else if vp.Serving != nil {
@@ -59,6 +65,10 @@ func (p *Plan) Resources() ([]render.Resource, []string) {
 		}
 	}
 	for _, d := range p.Departing {
+		if d.RenderDeployment && s.Devices != nil {
+			t := render.ResourceClaimTemplate(s, &d.Version)
+			add(t.Resource, t.Template, o.Observed(t.Resource))
+		}
 		if d.RenderDeployment {
 			// Its count as observed, and no autoscaler: nothing scales a
 			// version that is leaving.

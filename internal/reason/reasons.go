@@ -172,7 +172,7 @@ var Docs = [NumReasons]doc{
 	Starting: {
 		Name: "Starting", Type: ConditionServerReady, Status: false,
 		Means: "No server is ready yet: pods are scheduling, pulling the image or loading the model. The start-up probe allows the runtime's budget (30 minutes for vLLM). Phase `Starting`.",
-		Do:    "`kubectl -n <ns> get pods -l app.kubernetes.io/instance=<name>`; a `Pending` pod usually wants GPUs no node has (`kubectl describe pod`); a pod restarting wants more memory (`spec.resources.memory`) or a longer start-up budget (the platform's Input). In a namespace enforcing Pod Security `restricted`, the ReplicaSet's Events show a refused pod.",
+		Do:    "`kubectl -n <ns> get pods -l app.kubernetes.io/instance=<name>`; a `Pending` pod usually wants GPUs no node has (`kubectl describe pod`; with GPUs through DRA, `input.gpu.dra`, the message names the DeviceClass and type, and a pod's `cannot allocate all claims` means no node has that many free devices matching the pool's and the type's selectors: `kubectl get resourceclaims,resourceslices`); a pod restarting wants more memory (`spec.resources.memory`) or a longer start-up budget (the platform's Input). In a namespace enforcing Pod Security `restricted`, the ReplicaSet's Events show a refused pod.",
 	},
 	Degraded: {
 		Name: "Degraded", Type: ConditionServerReady, Status: false,

@@ -171,7 +171,10 @@ func serverPodTemplate(s *resolve.Spec, v *resolve.Version, w Weights) corev1.Po
 			EmptyDir: &corev1.EmptyDirVolumeSource{Medium: corev1.StorageMediumMemory, SizeLimit: ptr.To(shmSize)},
 		}})
 	}
-	if s.GPU > 0 {
+	switch {
+	case s.Devices != nil:
+		withDevices(s, v, &pod)
+	case s.GPU > 0:
 		gpu := corev1.ResourceName(s.GPUSettings.ResourceName)
 		q := *resource.NewQuantity(int64(s.GPU), resource.DecimalSI)
 		res.Requests[gpu] = q

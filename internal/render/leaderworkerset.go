@@ -8,7 +8,6 @@ import (
 	"github.com/inferno-ai/function-inferno/internal/resolve"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
@@ -147,10 +146,9 @@ func GroupsReadyOn(l *lws.LeaderWorkerSet, w Weights) int32 {
 }
 
 // GPUsPerGroup describes a group's GPUs for messages, e.g. "2 pods × 8
-// nvidia.com/gpu".
+// nvidia.com/gpu" (GPUsPerPod).
 func GPUsPerGroup(s *resolve.Spec) string {
-	q := resource.NewQuantity(int64(s.GPU), resource.DecimalSI)
-	return strconv.Itoa(int(s.MultiNode.Nodes)) + " pods × " + q.String() + " " + s.GPUSettings.ResourceName
+	return strconv.Itoa(int(s.MultiNode.Nodes)) + " pods × " + GPUsPerPod(s)
 }
 
 // LWSReady reports whether the groups of a LeaderWorkerSet are ready:

@@ -13,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	resourcev1 "k8s.io/api/resource/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -50,6 +51,7 @@ var Kinds = map[schema.GroupVersionKind]Rule{
 	schema.FromAPIVersionAndKind(keda.HTTPAPIVersion, keda.HTTPKind):                               typed(HTTPScaledObjectReady),
 	networkingv1.SchemeGroupVersion.WithKind("NetworkPolicy"):                                      NetworkPolicyReady,
 	corev1.SchemeGroupVersion.WithKind("ConfigMap"):                                                Exists,
+	resourcev1.SchemeGroupVersion.WithKind("ResourceClaimTemplate"):                                Exists,
 	corev1.SchemeGroupVersion.WithKind("ServiceAccount"):                                           Exists,
 	rbacv1.SchemeGroupVersion.WithKind("Role"):                                                     Exists,
 	rbacv1.SchemeGroupVersion.WithKind("RoleBinding"):                                              Exists,
@@ -73,7 +75,8 @@ func Judged(name string, desired, observed runtime.Object) Resource {
 var Seen runtime.Object = &metav1.PartialObjectMetadata{}
 
 // Exists is the readiness rule of the kinds with no status to wait for
-// (ConfigMap, ServiceAccount, Role, RoleBinding, PodMonitor):
+// (ConfigMap, ServiceAccount, Role, RoleBinding, PodMonitor,
+// ResourceClaimTemplate):
 //  1. it exists.
 func Exists(observed runtime.Object) bool {
 	return observed != nil && !reflect.ValueOf(observed).IsNil()

@@ -27,6 +27,9 @@ type serverSettings struct {
 	Memory      resource.Quantity
 	GPU         int32
 	GPUSettings v1beta1.GPUSettings
+	// Devices, with input.gpu.dra, requests the GPUs through Dynamic
+	// Resource Allocation (gpu.go); nil for an extended resource or no GPU.
+	Devices *Devices
 	// Scheduling is the Input's node pool: every pod carries it.
 	Scheduling v1beta1.Scheduling
 	// ServiceAccount runs the servers, empty for the namespace's default;

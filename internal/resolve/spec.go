@@ -92,6 +92,7 @@ func Resolve(xr *v1alpha1.XInferenceService, in *v1beta1.Input) (*Spec, []string
 	adapters := resolveAdapters(name, m, rt, spec, in, &errs, &warnings)
 	pool.routeByAdapter(len(adapters.List) > 0)
 	servers := resolveResources(spec.Resources, m.Framework, in, &errs, &warnings)
+	servers.Devices = resolveDevices(spec.Resources, servers.GPU, spec.Placement != nil, in, &errs)
 	st := resolveStorage(spec.Storage, in, versions, bounds, split, len(adapters.List) > 0, &errs, &warnings)
 	mn := resolveMultiNode(spec, m.Framework, rt, servers.GPU, m, st, &errs, &warnings)
 	if mn != nil {

@@ -48,6 +48,9 @@ func serverCondition(s *resolve.Spec, vp *plan.Version) reason.Condition {
 		return reason.Available.Condition(fmt.Sprintf("the servers of Deployment %s are ready", name)).WithDetail(fmt.Sprintf("%d of %d servers ready", ready, want))
 	case ready == 0:
 		load := fmt.Sprintf("loading a model can take up to %ds", *s.Runtime.StartupSeconds)
+		if s.Devices != nil {
+			load = devicesWait(s) + "; " + load
+		}
 		return reason.Starting.Condition("no server is ready yet; " + load).WithDetail(fmt.Sprintf("0 of %d servers ready; %s", want, load))
 	case ready < want && vp.Growing:
 		const mbb = "make before break keeps the servers of the versions it takes them from until the others are ready"
@@ -192,4 +195,12 @@ func AutoscalerMetrics(s *resolve.Spec) string {
 	default:
 		return "CPU utilisation (metrics-server)"
 	}
+}
+
+// devicesWait says what the servers' pods wait for with GPUs through DRA:
+// the scheduler holds a pod Pending until it can allocate its claim, and
+// says why on the pod, not on anything the function observes.
+func devicesWait(s *resolve.Spec) string {
+	return fmt.Sprintf("each server claims %s through DRA and stays Pending until the scheduler can allocate them (see: kubectl get -n %s pods,resourceclaims -l %s=%s)",
+		render.GPUsPerPod(s), s.Namespace, resolve.LabelInstance, s.Name)
 }

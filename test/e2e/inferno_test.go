@@ -75,6 +75,8 @@ func TestInferno(t *testing.T) {
 	t.Run("32-serve-llamacpp", s.serveLlamaCPP)
 	// Ollama's real server behind the ollama preset.
 	t.Run("36-serve-ollama", s.serveOllama)
+	// GPUs through DRA, with Kubernetes' own DRA test driver on the node.
+	t.Run("38-dra", s.dra)
 	// The kubelet's $(VAR) expansion, which the policy judges by.
 	t.Run("34-what-a-server-receives", s.serverReceives)
 	// With every earlier claim settled: nothing changes at rest.

@@ -106,6 +106,21 @@ func podReferences(t corev1.PodTemplateSpec) []reference {
 	for _, s := range t.Spec.ImagePullSecrets {
 		out = append(out, reference{"Secret", s.Name, "imagePullSecrets"})
 	}
+	for _, c := range t.Spec.ResourceClaims {
+		if c.ResourceClaimTemplateName != nil {
+			out = append(out, reference{"ResourceClaimTemplate", *c.ResourceClaimTemplateName, "resourceClaims " + c.Name})
+		}
+	}
+	// A container's claim must be one of the pod's (the API server
+	// refuses the pod otherwise): PodResourceClaim stands for the pod's
+	// own list, which resolves names the pod declares.
+	for _, c := range slices.Concat(t.Spec.InitContainers, t.Spec.Containers) {
+		for _, rc := range c.Resources.Claims {
+			if !slices.ContainsFunc(t.Spec.ResourceClaims, func(p corev1.PodResourceClaim) bool { return p.Name == rc.Name }) {
+				out = append(out, reference{"PodResourceClaim", rc.Name, "container " + c.Name + " resources.claims"})
+			}
+		}
+	}
 	return out
 }
 

@@ -14,6 +14,7 @@ import (
 	k8sunstructured "k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
 
 	"github.com/inferno-ai/function-inferno/input/v1beta1"
 )
@@ -215,6 +216,17 @@ func TestReferencesResolve(t *testing.T) {
 				s.Volumes = append(s.Volumes, corev1.Volume{Name: "config", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: "llama-epp"}}}})
 			}))
 		}, "unresolved ConfigMap"},
+		{"claim of no ResourceClaimTemplate", func(t *testing.T) *composition {
+			return handBuilt(t, nil, nil, nil, pvc("llama-weights", nil, "1Gi"), server(func(s *corev1.PodSpec) {
+				s.ResourceClaims = []corev1.PodResourceClaim{{Name: "gpu", ResourceClaimTemplateName: ptr.To("llama-gpu-0123abcd")}}
+				s.Containers[0].Resources.Claims = []corev1.ResourceClaim{{Name: "gpu"}}
+			}))
+		}, "unresolved ResourceClaimTemplate"},
+		{"container claim the pod lacks", func(t *testing.T) *composition {
+			return handBuilt(t, nil, nil, nil, pvc("llama-weights", nil, "1Gi"), server(func(s *corev1.PodSpec) {
+				s.Containers[0].Resources.Claims = []corev1.ResourceClaim{{Name: "gpu"}}
+			}))
+		}, "unresolved PodResourceClaim"},
 		{"RoleBinding to no ServiceAccount", func(t *testing.T) *composition { return handBuilt(t, nil, nil, nil, role, rb) }, "unresolved ServiceAccount"},
 		{"RoleBinding to no Role", func(t *testing.T) *composition { return handBuilt(t, nil, nil, nil, serviceAccount("llama-epp"), rb) }, "unresolved Role"},
 		{"route to no Service", func(t *testing.T) *composition {

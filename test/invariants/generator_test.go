@@ -195,6 +195,14 @@ func randomInput(r *rand.Rand) map[string]any {
 		}
 		in["policy"] = p
 	}
+	// Drawn last, so the draws above stay those of the seeds before it.
+	if chance(r, 0.3) {
+		in["gpu"] = map[string]any{"dra": map[string]any{
+			"deviceClassName": "gpu.example.com",
+			"selectors":       []any{`device.capacity["gpu.example.com"].memory.compareTo(quantity("40Gi")) >= 0`},
+			"types":           map[string]any{"h100": map[string]any{"selectors": []any{`device.attributes["gpu.example.com"].model == "H100"`}}},
+		}}
+	}
 	return in
 }
 

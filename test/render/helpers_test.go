@@ -27,7 +27,8 @@ func renderDocs(t *testing.T, f *Function, a Args) []map[string]any {
 
 // sortOutput finds the composite of kind among a render's documents and
 // lists the composed resources: their composition resource names, sorted,
-// with every pull Job as pull-job-* (its hash changes with its template),
+// with every pull Job as pull-job-* (its hash changes with its template)
+// and every ResourceClaimTemplate as gpu-claims-* (likewise),
 // and the objects themselves. Results are left out.
 func sortOutput(docs []map[string]any, kind string) (xr map[string]any, names []string, composed []map[string]any) {
 	for _, d := range docs {
@@ -43,6 +44,9 @@ func sortOutput(docs []map[string]any, kind string) (xr map[string]any, names []
 		rn, _ := ann["crossplane.io/composition-resource-name"].(string)
 		if strings.HasPrefix(rn, "pull-job-") {
 			rn = "pull-job-*"
+		}
+		if strings.HasPrefix(rn, "gpu-claims-") {
+			rn = "gpu-claims-*"
 		}
 		names = append(names, rn)
 		composed = append(composed, d)

@@ -396,6 +396,7 @@ type ReplicasSpec struct {
 }
 
 // ResourcesSpec is what each model server requests.
+// +kubebuilder:validation:XValidation:rule="!has(self.gpuType) || (has(self.gpu) && self.gpu > 0)",message="gpuType needs gpu above 0"
 type ResourcesSpec struct {
 	// CPU request, e.g. "4" or "500m". No CPU limit is set, so servers may
 	// burst while loading.
@@ -407,12 +408,23 @@ type ResourcesSpec struct {
 	Memory *resource.Quantity `json:"memory,omitempty"`
 
 	// GPU is the number of GPUs per server, requested under the platform's
-	// GPU resource name (nvidia.com/gpu by default). GPU servers also get the
+	// GPU resource name (nvidia.com/gpu by default), or as that many
+	// devices of the platform's DeviceClass where it allocates GPUs
+	// through Dynamic Resource Allocation. GPU servers also get the
 	// platform's GPU node selector and tolerations.
 	// +optional
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=64
 	GPU *int32 `json:"gpu,omitempty"`
+
+	// GPUType asks for GPUs of a type the platform names (its Input's
+	// gpu.dra.types, e.g. h100-80gb), on platforms that allocate GPUs
+	// through Dynamic Resource Allocation. Left out, any GPU the platform
+	// offers. Needs gpu above 0.
+	// +optional
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	GPUType string `json:"gpuType,omitempty"`
 }
 
 // AutoscalingSpec turns on a HorizontalPodAutoscaler for the servers, or

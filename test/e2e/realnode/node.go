@@ -343,6 +343,11 @@ func (n *Node) ProxySynced(ctx context.Context, after time.Time) (bool, error) {
 // Socket is containerd's private socket.
 func (n *Node) Socket() string { return n.dir("containerd", "containerd.sock") }
 
+// KubeletRootDir is the kubelet's --root-dir, under which a DRA driver's
+// kubelet plugin registers (plugins_registry) and keeps its socket
+// (plugins/<driver>).
+func (n *Node) KubeletRootDir() string { return n.dir("kubelet") }
+
 func (n *Node) dir(parts ...string) string {
 	return filepath.Join(append([]string{n.o.WorkDir}, parts...)...)
 }
