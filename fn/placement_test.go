@@ -214,7 +214,7 @@ func TestPlacement(t *testing.T) {
 		reason string
 		phase  v1alpha1.Phase
 		// clusterPhases are status.clusters' phases by cluster.
-		clusterPhases map[string]v1alpha1.Phase
+		clusterPhases map[string]v1alpha1.ClusterPhase
 	}{
 		{
 			name: "settled", input: fleetInput(t, nil), observed: settled,
@@ -246,7 +246,7 @@ func TestPlacement(t *testing.T) {
 			name: "draining, replacement starting", observed: settled,
 			input:  fleetInput(t, func(cs []any) { clusterNamed(cs, east)["draining"] = true }),
 			placed: sorted("gpu-west", east, otherEast), reason: "ClustersStarting", phase: v1alpha1.PhaseServing,
-			clusterPhases: map[string]v1alpha1.Phase{east: v1alpha1.PhaseDraining, otherEast: v1alpha1.PhasePending, "gpu-west": v1alpha1.PhaseServing},
+			clusterPhases: map[string]v1alpha1.ClusterPhase{east: v1alpha1.PhaseDraining, otherEast: "Pending", "gpu-west": "Serving"},
 		},
 		{
 			name: "draining, replacement serving", observed: append(append([]observedObject(nil), settled...), serving(run(t, newRequest(t, xr, fleetInput(t, func(cs []any) { clusterNamed(cs, east)["draining"] = true }), settled...)), otherEast)...),

@@ -46,12 +46,13 @@ func OfPlacement(p *plan.Placement) Report {
 		if leaving {
 			continue
 		}
-		switch cs.Phase {
+		phase := v1alpha1.Phase(cs.Phase)
+		switch phase {
 		case v1alpha1.PhaseFailed, v1alpha1.PhaseDegraded:
 			failing = append(failing, c.Cluster)
 		}
-		if phaseOrder(cs.Phase) < phaseOrder(earliest) {
-			earliest = cs.Phase
+		if phaseOrder(phase) < phaseOrder(earliest) {
+			earliest = phase
 		}
 	}
 
@@ -97,7 +98,7 @@ func OfPlacement(p *plan.Placement) Report {
 
 // clusterStatus is one cluster's entry of status.clusters.
 func clusterStatus(p *plan.Placement, c plan.Placed, leaving bool) v1alpha1.ClusterStatus {
-	cs := v1alpha1.ClusterStatus{Name: c.Cluster, Namespace: p.Spec.Placement.Namespace, Phase: v1alpha1.PhasePending}
+	cs := v1alpha1.ClusterStatus{Name: c.Cluster, Namespace: p.Spec.Placement.Namespace, Phase: v1alpha1.ClusterPhase(v1alpha1.PhasePending)}
 	o := c.Observed
 	if o == nil {
 		cs.Message = "the Object is being created"
@@ -106,7 +107,7 @@ func clusterStatus(p *plan.Placement, c plan.Placed, leaving bool) v1alpha1.Clus
 	st := o.Status
 	cs.ReadyReplicas, cs.URL, cs.Reasons = st.ReadyReplicas, st.URL, st.Reasons
 	if st.Phase != "" {
-		cs.Phase = st.Phase
+		cs.Phase = v1alpha1.ClusterPhase(st.Phase)
 	}
 	cs.Message = st.Message
 	switch {

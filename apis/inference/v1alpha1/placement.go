@@ -65,7 +65,7 @@ type ClusterStatus struct {
 	// Unreachable while the cluster cannot be reached, Draining while it
 	// serves until its replacement does.
 	// +optional
-	Phase Phase `json:"phase,omitempty"`
+	Phase ClusterPhase `json:"phase,omitempty"`
 
 	// ReadyReplicas is the number of servers ready on the cluster.
 	// +optional
@@ -90,12 +90,19 @@ type ClusterStatus struct {
 	Message string `json:"message,omitempty"`
 }
 
+// ClusterPhase is where the service stands on one workload cluster: the
+// phase the cluster reports, or one of the hub's own (Unreachable,
+// Draining). A type of its own, so that the service's Phase enum keeps
+// only the service's phases.
+// +kubebuilder:validation:Enum=Pending;Pulling;Starting;Serving;Degraded;Failed;Standby;Idle;Unreachable;Draining
+type ClusterPhase string
+
 // Placement phases, besides the service phases a cluster reports.
 const (
 	// PhaseUnreachable is a workload cluster the hub cannot reach: its
 	// service is neither changed nor deleted until it can again.
-	PhaseUnreachable Phase = "Unreachable"
+	PhaseUnreachable ClusterPhase = "Unreachable"
 	// PhaseDraining is a workload cluster that serves until the cluster
 	// that replaces it does, then is removed.
-	PhaseDraining Phase = "Draining"
+	PhaseDraining ClusterPhase = "Draining"
 )
