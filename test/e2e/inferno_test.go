@@ -75,6 +75,9 @@ func TestInferno(t *testing.T) {
 	t.Run("32-serve-llamacpp", s.serveLlamaCPP)
 	// Ollama's real server behind the ollama preset.
 	t.Run("36-serve-ollama", s.serveOllama)
+	// The fleet (issue 29): a hub whose claims are served by workload
+	// clusters, today's one of them.
+	t.Run("37-fleet", s.fleetScenarios)
 	// The kubelet's $(VAR) expansion, which the policy judges by.
 	t.Run("34-what-a-server-receives", s.serverReceives)
 	// With every earlier claim settled: nothing changes at rest.
@@ -110,4 +113,6 @@ type infernoSuite struct {
 	// scenarios passed; chat is the weights the serve scenario published.
 	realServeOK, realUpgradeOK bool
 	chat                       weightsSet
+	// fleetErr is why the fleet's hub did not start, once it failed.
+	fleetErr error
 }
