@@ -162,6 +162,8 @@ func (s *infernoSuite) fleetSmoke(t *testing.T) {
 	// Cut the path: workload-a is gone, as far as the hub can tell.
 	f.proxyA.Cut()
 	cutAt := time.Now()
+	// Whatever fails below, the next scenario gets its path back.
+	defer func() { _ = f.proxyA.Restore() }()
 	for _, name := range []string{"smoke-cm", "smoke-probe"} {
 		o := waitObject(ctx, t, f, name, 2*time.Minute, func(o *unstructured.Unstructured) bool { return objCond(o, "Synced") == "False" })
 		_, reason, msg := kube.Condition(o, "Synced")
