@@ -81,6 +81,12 @@ func renderInferenceService(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionR
 	if err != nil {
 		return composition{}, nil, err
 	}
+	if s.Placement != nil {
+		// Served elsewhere: the workload clusters read the claim's
+		// ModelCache and Secrets on their own side.
+		c, err := composePlacement(s, req.GetObserved().GetResources())
+		return c, warnings, err
+	}
 	// The requirements go out on every call, before any refusal, so that
 	// Crossplane sees them stable and stops iterating.
 	requireCache(rsp, s)
@@ -180,6 +186,23 @@ func compose(s *resolve.Spec, cache *observe.CachedWeights, secrets observe.Secr
 	r := status.Of(p)
 	r.Warnings = append(warnings, r.Warnings...)
 	return composition{Resources: resources, Report: r, NotReady: p.WaitingForCache(), Changing: p.Changing()}, nil
+}
+
+// composePlacement decides what to return for a claim served on workload
+// clusters (spec.placement): an Object per cluster that serves it or is
+// leaving (plan.Place), and the claim's status from what each cluster
+// reports. It is pure, as compose is.
+func composePlacement(s *resolve.Spec, ocds map[string]*fnv1.Resource) (composition, error) {
+	remotes, err := observe.Placed(ocds, s)
+	if err != nil {
+		return composition{}, err
+	}
+	p := plan.Place(s, remotes)
+	resources, err := p.Resources()
+	if err != nil {
+		return composition{}, err
+	}
+	return composition{Resources: resources, Report: status.OfPlacement(p), NotReady: len(resources) == 0, Changing: p.Changing()}, nil
 }
 
 // writeTo puts the composition into the response: the composed objects,

@@ -124,7 +124,7 @@ func cell(s string) string { return strings.ReplaceAll(s, "|", "\\|") }
 // TestReasonsDocumented: every reason has a name, a condition type, and
 // both columns; no two share a name.
 func TestReasonsDocumented(t *testing.T) {
-	types := []string{reason.ConditionWeightsReady, reason.ConditionServerReady, reason.ConditionTrafficSplit, reason.ConditionAdaptersReady, reason.ConditionInferencePool}
+	types := []string{reason.ConditionWeightsReady, reason.ConditionServerReady, reason.ConditionTrafficSplit, reason.ConditionAdaptersReady, reason.ConditionInferencePool, reason.ConditionPlaced}
 	seen := map[string]reason.Reason{}
 	for r := range reason.NumReasons {
 		d := reason.Docs[r]

@@ -18,7 +18,7 @@ import (
 // runs back up, which the compiler would let through.
 var stack = [][]string{
 	{"apis/inference/v1alpha1", "input/v1beta1"},
-	{"internal/structcodec", "internal/kinds/lws", "internal/kinds/keda", "internal/kinds/monitoring", "internal/reason"},
+	{"internal/structcodec", "internal/kinds/lws", "internal/kinds/keda", "internal/kinds/monitoring", "internal/kinds/providerkubernetes", "internal/reason"},
 	{"internal/resolve"},
 	{"internal/render"},
 	{"internal/observe"},

@@ -29,6 +29,7 @@ type schema struct {
 	MaxLength            *int64          `json:"maxLength,omitempty"`
 	MinItems             *int64          `json:"minItems,omitempty"`
 	MaxItems             *int64          `json:"maxItems,omitempty"`
+	MaxProperties        *int64          `json:"maxProperties,omitempty"`
 	Pattern              string          `json:"pattern,omitempty"`
 	// AnyOf appears only with x-kubernetes-int-or-string (quantities).
 	AnyOf       []*schema    `json:"anyOf,omitempty"`
@@ -189,6 +190,9 @@ func validationOf(s *schema) string {
 	}
 	if s.MaxItems != nil {
 		out = append(out, "at most "+count(*s.MaxItems, "item"))
+	}
+	if s.MaxProperties != nil {
+		out = append(out, "at most "+count(*s.MaxProperties, "key"))
 	}
 	if s.Pattern != "" {
 		out = append(out, "matches `"+escape(s.Pattern)+"`")

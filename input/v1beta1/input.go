@@ -157,6 +157,11 @@ type Input struct {
 	// watch (see PollSettings).
 	// +optional
 	Poll *PollSettings `json:"poll,omitempty"`
+
+	// Fleet is the workload clusters claims may be placed on with
+	// spec.placement (docs/fleet.md). Left out, placement is refused.
+	// +optional
+	Fleet *Fleet `json:"fleet,omitempty"`
 }
 
 // Policy holds the platform's limits and allow-lists. Every field is

@@ -68,6 +68,12 @@ const (
 	PoolPending
 	PoolNotAccepted
 	PoolRouted
+	Placing
+	ClustersStarting
+	PlacedShort
+	ClusterUnreachable
+	ClustersFailing
+	Placed
 
 	// NumReasons counts the reasons; it is not one.
 	NumReasons
@@ -368,6 +374,46 @@ var Docs = [NumReasons]doc{
 		Means: "The Gateway accepted the InferencePool and the HTTPRoute to it, and the endpoint picker runs: each request through the Gateway goes to the server the picker chooses.",
 		Do:    "Nothing; reach it at `status.routeURL`.",
 	},
+	Placing: {
+		Name: "Placing", Type: ConditionPlaced, Status: false,
+		Means: "With `spec.placement`: the function has chosen the workload clusters and is creating an Object for each on this cluster; none reports the service yet. Phase `Pending`.",
+		Do:    "Wait a few seconds. If it stays, check the Objects (`kubectl get objects.kubernetes.crossplane.io`) and provider-kubernetes' logs: its ProviderConfig may not reach the cluster (docs/fleet.md).",
+	},
+	ClustersStarting: {
+		Name: "ClustersStarting", Type: ConditionPlaced, Status: false,
+		Means: "With `spec.placement`: every chosen cluster was reached, and not all of them serve yet (a first start, a cluster added, or a move away from a draining cluster, which keeps serving until its replacement does). `status.clusters` has each cluster's phase and reasons. Phase `Serving` while one serves, else the earliest phase among them.",
+		Do:    "Wait; a cluster's own reasons (`status.clusters[].reasons`) are those of docs/troubleshooting.md on that cluster.",
+	},
+	PlacedShort: {
+		Name: "PlacedShort", Type: ConditionPlaced, Status: false,
+		Means: "With `spec.placement`: fewer clusters than `spec.placement.count` can take the service; the message names each offered cluster that matches and why it was skipped (draining, too few free GPUs), or says that none matches. Clusters that serve keep serving.",
+		Do:    "Widen `spec.placement.selector` or `spec.placement.clusters`, lower `spec.placement.count`, or ask the platform team for capacity (`input.fleet.clusters[].capacity`).",
+	},
+	ClusterUnreachable: {
+		Name: "ClusterUnreachable", Type: ConditionPlaced, Status: false,
+		Means: "With `spec.placement`: provider-kubernetes cannot reach or apply to the workload clusters the message names (their Objects are `Synced=False`). Nothing is deleted or moved on their account: their services keep running as they were, and the claim converges when they answer again. Phase `Degraded` while another cluster serves.",
+		Do:    "Platform team: check the cluster's API server and the ProviderConfig's credentials (the Object's `Synced` message says which). To move the service away, drain the cluster (`input.fleet.clusters[].draining`).",
+	},
+	ClustersFailing: {
+		Name: "ClustersFailing", Type: ConditionPlaced, Status: false,
+		Means: "With `spec.placement`: a chosen cluster reports its service `Failed` or `Degraded`; `status.clusters[]` has its phase, reasons and message. Phase `Degraded` while another cluster serves, else `Failed`.",
+		Do:    "Read the cluster's reasons in docs/troubleshooting.md; the fix is usually in the spec, which every cluster shares.",
+	},
+	Placed: {
+		Name: "Placed", Type: ConditionPlaced, Status: true,
+		Means: "With `spec.placement`: every chosen cluster serves the service. Phase `Serving`; `status.url` is the first cluster's address, `status.clusters` has each.",
+		Do:    "Nothing.",
+	},
+}
+
+// Named is the documented reason of that name, and whether there is one.
+func Named(name string) (Reason, bool) {
+	for r := range NumReasons {
+		if Docs[r].Name == name {
+			return r, true
+		}
+	}
+	return 0, false
 }
 
 // String is the reason as Kubernetes shows it.
@@ -394,6 +440,9 @@ const (
 	// extension, whether requests through the Gateway reach the claim's
 	// InferencePool and its endpoint picker.
 	ConditionInferencePool = "InferencePoolReady"
+	// ConditionPlaced reports, with spec.placement only, whether every
+	// chosen workload cluster serves the claim.
+	ConditionPlaced = "Placed"
 )
 
 // Condition is one status condition the function reports. Build it with

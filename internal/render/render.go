@@ -6,6 +6,7 @@ import (
 	"github.com/inferno-ai/function-inferno/internal/kinds/keda"
 	"github.com/inferno-ai/function-inferno/internal/kinds/lws"
 	"github.com/inferno-ai/function-inferno/internal/kinds/monitoring"
+	"github.com/inferno-ai/function-inferno/internal/kinds/providerkubernetes"
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	batchv1 "k8s.io/api/batch/v1"
@@ -39,22 +40,24 @@ type Rule func(observed runtime.Object) bool
 // which report to read depends on the Input's Gateway, so the plan judges
 // them with RouteReady and PoolReady.
 var Kinds = map[schema.GroupVersionKind]Rule{
-	corev1.SchemeGroupVersion.WithKind("PersistentVolumeClaim"):          typed(PVCBound),
-	batchv1.SchemeGroupVersion.WithKind("Job"):                           typed(JobReady),
-	appsv1.SchemeGroupVersion.WithKind("Deployment"):                     typed(DeploymentReady),
-	corev1.SchemeGroupVersion.WithKind("Service"):                        typed(ServiceReady),
-	autoscalingv2.SchemeGroupVersion.WithKind("HorizontalPodAutoscaler"): typed(HPAReady),
-	schema.FromAPIVersionAndKind(lws.APIVersion, lws.Kind):               typed(LWSReady),
-	schema.FromAPIVersionAndKind(keda.APIVersion, keda.Kind):             typed(ScaledObjectReady),
-	schema.FromAPIVersionAndKind(keda.HTTPAPIVersion, keda.HTTPKind):     typed(HTTPScaledObjectReady),
-	networkingv1.SchemeGroupVersion.WithKind("NetworkPolicy"):            NetworkPolicyReady,
-	corev1.SchemeGroupVersion.WithKind("ConfigMap"):                      Exists,
-	corev1.SchemeGroupVersion.WithKind("ServiceAccount"):                 Exists,
-	rbacv1.SchemeGroupVersion.WithKind("Role"):                           Exists,
-	rbacv1.SchemeGroupVersion.WithKind("RoleBinding"):                    Exists,
-	schema.FromAPIVersionAndKind(monitoring.APIVersion, monitoring.Kind): Exists,
-	gatewayv1.SchemeGroupVersion.WithKind("HTTPRoute"):                   nil,
-	inferencev1.SchemeGroupVersion.WithKind("InferencePool"):             nil,
+	corev1.SchemeGroupVersion.WithKind("PersistentVolumeClaim"):                                    typed(PVCBound),
+	batchv1.SchemeGroupVersion.WithKind("Job"):                                                     typed(JobReady),
+	appsv1.SchemeGroupVersion.WithKind("Deployment"):                                               typed(DeploymentReady),
+	corev1.SchemeGroupVersion.WithKind("Service"):                                                  typed(ServiceReady),
+	autoscalingv2.SchemeGroupVersion.WithKind("HorizontalPodAutoscaler"):                           typed(HPAReady),
+	schema.FromAPIVersionAndKind(lws.APIVersion, lws.Kind):                                         typed(LWSReady),
+	schema.FromAPIVersionAndKind(keda.APIVersion, keda.Kind):                                       typed(ScaledObjectReady),
+	schema.FromAPIVersionAndKind(keda.HTTPAPIVersion, keda.HTTPKind):                               typed(HTTPScaledObjectReady),
+	networkingv1.SchemeGroupVersion.WithKind("NetworkPolicy"):                                      NetworkPolicyReady,
+	corev1.SchemeGroupVersion.WithKind("ConfigMap"):                                                Exists,
+	corev1.SchemeGroupVersion.WithKind("ServiceAccount"):                                           Exists,
+	rbacv1.SchemeGroupVersion.WithKind("Role"):                                                     Exists,
+	rbacv1.SchemeGroupVersion.WithKind("RoleBinding"):                                              Exists,
+	schema.FromAPIVersionAndKind(monitoring.APIVersion, monitoring.Kind):                           Exists,
+	schema.FromAPIVersionAndKind(providerkubernetes.ClusterAPIVersion, providerkubernetes.Kind):    typed(ObjectReady),
+	schema.FromAPIVersionAndKind(providerkubernetes.NamespacedAPIVersion, providerkubernetes.Kind): typed(ObjectReady),
+	gatewayv1.SchemeGroupVersion.WithKind("HTTPRoute"):                                             nil,
+	inferencev1.SchemeGroupVersion.WithKind("InferencePool"):                                       nil,
 }
 
 // Judged is a desired object with its readiness by its kind's rule in

@@ -119,21 +119,12 @@ func checkPolicy(s *Spec, spec v1alpha1.InferenceServiceSpec, in *v1beta1.Input,
 		return
 	}
 	if limit := p.MaxGPUsPerClaim; limit != nil && s.GPU > 0 {
-		servers := int32(0)
-		for i := range s.Versions {
-			v := &s.Versions[i]
-			if v.Autoscaled(s) {
-				servers += v.MaxReplicas
-			} else {
-				servers += v.Replicas
-			}
-		}
+		servers, total := s.MostServers(), s.MostGPUs()
 		if s.Groups() {
-			// Each server is a group of that many pods, each with s.GPU.
-			if total := s.GPU * s.MultiNode.Nodes * servers; total > *limit {
+			if total > *limit {
 				errs.Add("spec.nodes", "%d GPUs per pod on %d nodes per server, %d servers, is %d GPUs, over the limit of %d GPUs per claim that the platform set (input.policy.maxGPUsPerClaim); use fewer nodes, GPUs per pod or servers", s.GPU, s.MultiNode.Nodes, servers, total, *limit)
 			}
-		} else if total := s.GPU * servers; total > *limit {
+		} else if total > *limit {
 			errs.Add("spec.resources.gpu", "%d GPUs per server on up to %d servers (every version, at the autoscalers' maxima) is %d GPUs, over the limit of %d GPUs per claim that the platform set (input.policy.maxGPUsPerClaim); request fewer GPUs per server or fewer servers", s.GPU, servers, total, *limit)
 		}
 	}
@@ -242,4 +233,30 @@ func DeniedArg(arg string, denied []string) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// MostServers is the most servers the service runs at once: every
+// version's, at the autoscalers' maxima.
+func (s *Spec) MostServers() int32 {
+	servers := int32(0)
+	for i := range s.Versions {
+		v := &s.Versions[i]
+		if v.Autoscaled(s) {
+			servers += v.MaxReplicas
+		} else {
+			servers += v.Replicas
+		}
+	}
+	return servers
+}
+
+// MostGPUs is the most GPUs the service holds at once: GPUs per pod, times
+// the pods of a server (a group's nodes), times mostServers. The platform's
+// per-claim limit and a workload cluster's capacity are judged by it.
+func (s *Spec) MostGPUs() int32 {
+	total := s.GPU * s.MostServers()
+	if s.Groups() {
+		total *= s.MultiNode.Nodes
+	}
+	return total
 }

@@ -60,6 +60,9 @@ type Spec struct {
 	// Credentials is what the platform asks of a Secret named as
 	// credentials beyond its name (credentials.go).
 	Credentials CredentialsPolicy
+	// Placement, with spec.placement, serves the claim on workload
+	// clusters instead of here (placement.go); nil without.
+	Placement *Placement
 }
 
 // Resolve checks an XR against everything the schema cannot express and
@@ -120,6 +123,7 @@ func Resolve(xr *v1alpha1.XInferenceService, in *v1beta1.Input) (*Spec, []string
 	checkPoolNames(s, &errs)
 	checkPolicy(s, spec, in, &errs)
 	judgeServe(s, spec.Serve, in, &errs)
+	s.Placement = resolvePlacement(s, xr, in, &errs)
 	errs = append(errs, npErrs...)
 	if err := errs.Err(); err != nil {
 		return nil, nil, err

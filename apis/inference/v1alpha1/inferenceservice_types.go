@@ -175,6 +175,12 @@ type InferenceServiceSpec struct {
 	// Leave it out for tensor = gpu, pipeline = nodes.
 	// +optional
 	Parallelism *ParallelismSpec `json:"parallelism,omitempty"`
+
+	// Placement serves the service on workload clusters the platform
+	// offers instead of this one (docs/fleet.md). Leave it out to serve it
+	// here.
+	// +optional
+	Placement *PlacementSpec `json:"placement,omitempty"`
 }
 
 // TrafficTarget is one version of the model and its share of the requests.
@@ -508,6 +514,10 @@ type InferenceServiceStatus struct {
 	// Adapters reports each adapter of spec.adapters and its phase.
 	// +optional
 	Adapters []AdapterStatus `json:"adapters,omitempty"`
+	// Clusters reports each workload cluster that serves the service, with
+	// spec.placement (docs/fleet.md).
+	// +optional
+	Clusters []ClusterStatus `json:"clusters,omitempty"`
 }
 
 // TrafficStatus is one version of a traffic split as it is served.
