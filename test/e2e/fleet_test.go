@@ -775,7 +775,7 @@ func (s *infernoSuite) fleetUnmapped(t *testing.T) {
 		want     []string
 	}{
 		{fleetClaimNS, "fleet-nowhere", []any{"nowhere"}, []string{"spec.placement.clusters", "nowhere"}},
-		{fleetUnmappedNS, "fleet-unmapped", []any{clusterA}, []string{fleetUnmappedNS}},
+		{fleetUnmappedNS, "fleet-unmapped", []any{clusterA}, []string{"spec.placement", fleetUnmappedNS}},
 	} {
 		if _, err := f.admin.Apply(ctx, fleetClaim(t, tc.ns, tc.name, "http://127.0.0.1/unused", map[string]any{"clusters": tc.clusters})); err != nil {
 			t.Fatal(err)
