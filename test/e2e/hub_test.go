@@ -42,9 +42,10 @@ import (
 const (
 	providerKubernetesModuleDir = "tools/e2e/provider-kubernetes"
 	providerKubernetesModule    = "github.com/crossplane-contrib/provider-kubernetes"
-	// hubNetNS holds the hub's RBAC manager and provider-kubernetes (see
-	// package netns for why).
-	hubNetNS = "inferno-e2e-hub"
+	// hubNetNS holds provider-kubernetes and hubRBACNetNS the hub's RBAC
+	// manager (see package netns for why): one each, since both bind :8080.
+	hubNetNS     = "inferno-e2e-hub"
+	hubRBACNetNS = "inferno-e2e-hub-rbac"
 	// fleetClaimNS is the app team's namespace on the hub; fleetNS where
 	// the platform maps it on every workload cluster (input.fleet.namespaces).
 	fleetClaimNS = "team-a"
@@ -85,7 +86,10 @@ type fleetEnv struct {
 	cp    *controlplane.ControlPlane
 	admin *kube.Client
 	core  *crossplanecore.Core
-	ns    *netns.NS
+	// ns holds provider-kubernetes, rbacNS the RBAC manager.
+	ns, rbacNS *netns.NS
+	// rbacAPIIn is the hub's API server inside rbacNS.
+	rbacAPIIn *netns.Proxy
 	// apiIn is the hub's API server as seen from inside hubNetNS, always
 	// on; proxyA is today's API server as seen from there: workload-a's
 	// path, which 37c cuts. Cutting it is, from the hub, exactly a cluster
@@ -120,17 +124,19 @@ func (f *fleetEnv) stop() {
 		f.cp.Stop()
 		f.cp = nil
 	}
-	for _, p := range []*netns.Proxy{f.apiIn, f.proxyA, f.webhookOut} {
+	for _, p := range []*netns.Proxy{f.apiIn, f.proxyA, f.webhookOut, f.rbacAPIIn} {
 		if p != nil {
 			p.Close()
 		}
 	}
-	if f.ns != nil {
-		if err := f.ns.Delete(ctx); err != nil {
-			stderrf("e2e: %v", err)
+	for _, n := range []*netns.NS{f.ns, f.rbacNS} {
+		if n != nil {
+			if err := n.Delete(ctx); err != nil {
+				stderrf("e2e: %v", err)
+			}
 		}
-		f.ns = nil
 	}
+	f.ns, f.rbacNS = nil, nil
 	if !*flagKeep {
 		for _, d := range []string{"etcd", "xpkg-cache"} {
 			_ = os.RemoveAll(filepath.Join(f.dir, d))
@@ -173,6 +179,9 @@ func startFleet(ctx context.Context, t *testing.T) (*fleetEnv, error) {
 	if f.ns, err = netns.Create(ctx, hubNetNS); err != nil {
 		return f, err
 	}
+	if f.rbacNS, err = netns.Create(ctx, hubRBACNetNS); err != nil {
+		return f, err
+	}
 	testdata, err := filepath.Abs("testdata")
 	if err != nil {
 		return f, err
@@ -202,6 +211,9 @@ func startFleet(ctx context.Context, t *testing.T) (*fleetEnv, error) {
 	if f.apiIn, err = f.ns.ProxyIn(hubAddr, hubAddr); err != nil {
 		return f, fmt.Errorf("hub API server inside %s: %w", hubNetNS, err)
 	}
+	if f.rbacAPIIn, err = f.rbacNS.ProxyIn(hubAddr, hubAddr); err != nil {
+		return f, fmt.Errorf("hub API server inside %s: %w", hubRBACNetNS, err)
+	}
 	todayAddr := fmt.Sprintf("127.0.0.1:%d", env.cp.APIPort)
 	if f.proxyA, err = f.ns.ProxyIn(todayAddr, todayAddr); err != nil {
 		return f, fmt.Errorf("workload-a's proxy: %w", err)
@@ -225,7 +237,7 @@ func startFleet(ctx context.Context, t *testing.T) (*fleetEnv, error) {
 		// Crossplane's) is the real one, in the namespace where :8080 is
 		// free; granting what it would aggregate by hand instead would
 		// test our copy of its rules, not Crossplane as a platform runs it.
-		RBACManagerCommand: f.ns.Command,
+		RBACManagerCommand: f.rbacNS.Command,
 	})
 	if err != nil {
 		return f, fmt.Errorf("hub crossplane: %w", err)

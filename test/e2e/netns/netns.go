@@ -6,8 +6,9 @@
 // controller-runtime's default metrics address, :8080, with no flag to move
 // it (and provider-kubernetes its webhook server on :9443 too). The main
 // control plane's RBAC manager already holds :8080 on the host, so a hub's
-// second RBAC manager, and provider-kubernetes, run inside a namespace
-// where those ports are free. They reach the host's API servers through
+// second RBAC manager, and provider-kubernetes, each run inside a
+// namespace of their own where those ports are free (one namespace for
+// both would only move the clash in there). They reach the host's API servers through
 // listeners the test opens inside the namespace (Listen): a socket belongs
 // to the namespace it was created in, whichever thread later uses it, so
 // the test process serves both sides without a veth pair, a bridge or a
