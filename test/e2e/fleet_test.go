@@ -785,22 +785,21 @@ func (s *infernoSuite) fleetUnmapped(t *testing.T) {
 		if _, err := f.admin.Apply(ctx, fleetClaim(t, tc.ns, tc.name, "http://127.0.0.1/unused", map[string]any{"clusters": tc.clusters})); err != nil {
 			t.Fatal(err)
 		}
+		// The refusal is the composite's Synced=False (a Fatal result, as
+		// every refused claim here); the claim itself reads Waiting.
 		var msg string
-		waitHubClaim(ctx, t, f, tc.ns, tc.name, "refused naming "+strings.Join(tc.want, " and "), 90*time.Second, func(c *unstructured.Unstructured) bool {
-			conds, _, _ := unstructured.NestedSlice(c.Object, "status", "conditions")
-			for _, e := range conds {
-				m, _ := e.(map[string]any)
-				text := fmt.Sprint(m["message"])
-				all := true
-				for _, w := range tc.want {
-					all = all && strings.Contains(text, w)
-				}
-				if all {
-					msg = fmt.Sprintf("%v=%v %v: %s", m["type"], m["status"], m["reason"], text)
-					return true
-				}
+		waitFor(ctx, t, 90*time.Second, fmt.Sprintf("%s/%s refused naming %s", tc.ns, tc.name, strings.Join(tc.want, " and ")), func(ctx context.Context) (bool, string, error) {
+			xrs, err := f.admin.List(ctx, xrGVK, "", "crossplane.io/claim-name="+tc.name+",crossplane.io/claim-namespace="+tc.ns)
+			if err != nil || len(xrs) == 0 {
+				return false, "no composite yet", err
 			}
-			return false
+			st, reason, text := kube.Condition(&xrs[0], "Synced")
+			all := st == "False"
+			for _, w := range tc.want {
+				all = all && strings.Contains(text, w)
+			}
+			msg = fmt.Sprintf("Synced=%s %s: %s", st, reason, text)
+			return all, kube.ConditionsSummary(&xrs[0]), nil
 		})
 		if objs, _ := placedObjects(ctx, f, tc.name); len(objs) != 0 {
 			t.Errorf("%s/%s made Objects %v", tc.ns, tc.name, keys(objs))
