@@ -53,6 +53,7 @@ E2E_KUBE_ROUTER := $(E2E_BIN_DIR)/kube-router
 # Kubernetes' own DRA test driver (test/e2e/dra/test-driver), a kubelet
 # plugin publishing fake devices for the DRA scenarios (38-dra-*).
 E2E_DRA_DRIVER := $(E2E_BIN_DIR)/dra-test-driver
+E2E_PROVIDER_KUBERNETES := $(E2E_BIN_DIR)/provider-kubernetes
 # KEDA's HTTP add-on: its interceptor, external scaler and operator, in a
 # directory of their own (their package names are too generic for bin/).
 E2E_HTTP_ADDON_DIR := $(E2E_BIN_DIR)/keda-http-add-on
@@ -66,7 +67,9 @@ E2E_OLLAMA     := $(E2E_BIN_DIR)/ollama/ollama
 # built by the top-level tools module, not here.
 E2E_XP_CLI     := $(E2E_BIN_DIR)/crossplane
 
-E2E_TOOLS := $(E2E_ETCD) $(E2E_APISERVER) $(E2E_KCM) $(E2E_SCHEDULER) $(E2E_KUBELET) $(E2E_KUBE_PROXY) $(E2E_KWOK) $(E2E_LOCAL_PATH) $(E2E_XP_CORE) $(E2E_EPP) $(E2E_LWS) $(E2E_KEDA) $(E2E_HTTP_ADDON) $(E2E_KUBE_ROUTER) $(E2E_LLAMA) $(E2E_OLLAMA) $(E2E_DRA_DRIVER)
+E2E_TOOLS := $(E2E_ETCD) $(E2E_APISERVER) $(E2E_KCM) $(E2E_SCHEDULER) $(E2E_KUBELET) $(E2E_KUBE_PROXY) $(E2E_KWOK) $(E2E_LOCAL_PATH) $(E2E_XP_CORE) $(E2E_EPP) $(E2E_LWS) $(E2E_KEDA) $(E2E_HTTP_ADDON) $(E2E_KUBE_ROUTER) $(E2E_LLAMA) $(E2E_OLLAMA) $(E2E_PROVIDER_KUBERNETES)
+# The DRA driver is built on demand (make $(E2E_DRA_DRIVER)) for scenario 38,
+# which runs only with -unverified until it has passed once.
 
 .PHONY: e2e-tools e2e
 
@@ -202,6 +205,18 @@ E2E_KUBE_ROUTER_VERSION = $(call e2e_module_version,github.com/cloudnativelabs/k
 
 $(E2E_KUBE_ROUTER): tools/e2e/kuberouter/go.mod
 	$(call e2e_build_tool,github.com/cloudnativelabs/kube-router/v2/cmd/kube-router,tools/e2e/kuberouter,-X=github.com/cloudnativelabs/kube-router/v2/pkg/version.Version=$(E2E_KUBE_ROUTER_VERSION))
+
+# provider-kubernetes for the fleet scenarios (37a-d): the hub's Objects
+# reach the workload clusters through it. v1.2.1, the newest that builds
+# here (v1.3.x needs a module the proxy refuses, v1.4.x a newer Go); a tool
+# directive pins it, and its build list is the module's own go.mod's (no
+# replace directives, nothing else in the tools module), so this is `go
+# build ./cmd/provider` in the module's directory. The version is stamped
+# as its Makefile does. Cold figure: docs/testing.md.
+E2E_PROVIDER_KUBERNETES_VERSION = $(call e2e_module_version,github.com/crossplane-contrib/provider-kubernetes,tools/e2e/provider-kubernetes)
+
+$(E2E_PROVIDER_KUBERNETES): tools/e2e/provider-kubernetes/go.mod
+	$(call e2e_build_tool,github.com/crossplane-contrib/provider-kubernetes/cmd/provider,tools/e2e/provider-kubernetes,-X=github.com/crossplane-contrib/provider-kubernetes/internal/version.Version=$(E2E_PROVIDER_KUBERNETES_VERSION))
 
 # llama.cpp's llama-server for scenario 32, the llamacpp preset against its
 # real server. Not a Go module: node-llama-cpp's npm package carries

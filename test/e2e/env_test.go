@@ -62,6 +62,9 @@ type environment struct {
 	fakeServer string
 	// teardownErr is what stopping left wrong (the real node's leftovers).
 	teardownErr error
+	// fleet is the hub of the fleet scenarios (37), nil until the first
+	// of them starts it.
+	fleet *fleetEnv
 }
 
 // stderrf prints a line of the harness's own to stderr.
@@ -174,6 +177,9 @@ func (e *environment) tearDown() {
 	if e.registry != nil {
 		_ = e.registry.Stop(ctx)
 	}
+	if e.fleet != nil {
+		e.fleet.stop()
+	}
 	if e.apiForward != nil {
 		_ = e.apiForward.Close()
 	}
@@ -204,6 +210,12 @@ func (e *environment) tearDown() {
 // needs more GPUs adds its own and deletes them. A podCIDR, when given,
 // is where kwok takes the node's pod addresses from.
 func (e *environment) createFakeNode(ctx context.Context, name, podCIDR string) error {
+	return createFakeNodeOn(ctx, e.admin, name, podCIDR)
+}
+
+// createFakeNodeOn is createFakeNode on the cluster of client c (the
+// fleet's hub has kwok nodes of its own).
+func createFakeNodeOn(ctx context.Context, c *kube.Client, name, podCIDR string) error {
 	res := corev1.ResourceList{
 		// Room for the stress scenario's hundreds of pods; the GPUs are
 		// the scarce resource, as on a real node.
@@ -231,11 +243,11 @@ func (e *environment) createFakeNode(ctx context.Context, name, podCIDR string) 
 	if podCIDR != "" {
 		node.Spec.PodCIDRs = []string{podCIDR}
 	}
-	if _, err := e.admin.Typed.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+	if _, err := c.Typed.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("create fake node: %w", err)
 	}
 	return kube.Eventually(ctx, 60*time.Second, 200*time.Millisecond, "fake node "+name+" Ready (kwok)", func(ctx context.Context) (bool, string, error) {
-		n, err := e.admin.Typed.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+		n, err := c.Typed.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			return false, "", err
 		}
@@ -254,6 +266,10 @@ func (e *environment) createFakeNode(ctx context.Context, name, podCIDR string) 
 // node-local classes (local-path) are, so a PVC stays Pending until the
 // pull Job's pod is scheduled.
 func (e *environment) createStorageClass(ctx context.Context) error {
+	return createStorageClassOn(ctx, e.admin)
+}
+
+func createStorageClassOn(ctx context.Context, c *kube.Client) error {
 	mode := storagev1.VolumeBindingWaitForFirstConsumer
 	reclaim := corev1.PersistentVolumeReclaimDelete
 	sc := &storagev1.StorageClass{
@@ -265,7 +281,7 @@ func (e *environment) createStorageClass(ctx context.Context) error {
 		ReclaimPolicy:     &reclaim,
 		VolumeBindingMode: &mode,
 	}
-	if _, err := e.admin.Typed.StorageV1().StorageClasses().Create(ctx, sc, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+	if _, err := c.Typed.StorageV1().StorageClasses().Create(ctx, sc, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("create storage class: %w", err)
 	}
 	return nil
@@ -276,6 +292,10 @@ func (e *environment) createStorageClass(ctx context.Context) error {
 // the template breaks it), warned (warnings to the client) and audited
 // (annotations in the audit log, which the security scenario reads).
 func (e *environment) createTeamNamespace(ctx context.Context, name string) error {
+	return createTeamNamespaceOn(ctx, e.admin, name)
+}
+
+func createTeamNamespaceOn(ctx context.Context, c *kube.Client, name string) error {
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{
 		"pod-security.kubernetes.io/enforce":         "restricted",
 		"pod-security.kubernetes.io/enforce-version": "latest",
@@ -284,14 +304,14 @@ func (e *environment) createTeamNamespace(ctx context.Context, name string) erro
 		"pod-security.kubernetes.io/audit":           "restricted",
 		"pod-security.kubernetes.io/audit-version":   "latest",
 	}}}
-	if _, err := e.admin.Typed.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+	if _, err := c.Typed.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		return err
 	}
 	// Pods need the namespace's default ServiceAccount, which the
 	// controller manager creates; wait so the first ReplicaSet sync does
 	// not back off on its absence.
 	return kube.Eventually(ctx, 30*time.Second, 100*time.Millisecond, "default ServiceAccount in "+name, func(ctx context.Context) (bool, string, error) {
-		_, err := e.admin.Typed.CoreV1().ServiceAccounts(name).Get(ctx, "default", metav1.GetOptions{})
+		_, err := c.Typed.CoreV1().ServiceAccounts(name).Get(ctx, "default", metav1.GetOptions{})
 		return err == nil, "", err
 	})
 }

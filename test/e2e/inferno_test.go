@@ -75,8 +75,12 @@ func TestInferno(t *testing.T) {
 	t.Run("32-serve-llamacpp", s.serveLlamaCPP)
 	// Ollama's real server behind the ollama preset.
 	t.Run("36-serve-ollama", s.serveOllama)
-	// GPUs through DRA, with Kubernetes' own DRA test driver on the node.
-	t.Run("38-dra", s.dra)
+	// The fleet (issue 29): a hub whose claims are served by workload
+	// clusters, today's one of them.
+	t.Run("37-fleet", s.fleetScenarios)
+	// GPUs through DRA, with Kubernetes' own DRA test driver on the node:
+	// written, not yet seen passing, so only with -unverified.
+	t.Run("38-dra", unverified(s.dra))
 	// The kubelet's $(VAR) expansion, which the policy judges by.
 	t.Run("34-what-a-server-receives", s.serverReceives)
 	// With every earlier claim settled: nothing changes at rest.
@@ -93,7 +97,7 @@ func TestInferno(t *testing.T) {
 	t.Run("26b-scale-to-zero-keda", s.scaleToZeroLive)
 	t.Run("26c-scale-from-zero-http-add-on", s.scaleFromZeroHTTP)
 	// Ollama has no concurrency metric: the add-on's interceptor alone.
-	t.Run("36b-ollama-from-zero-http-add-on", s.scaleOllamaFromZero)
+	t.Run("36b-ollama-from-zero-http-add-on", unverified(s.scaleOllamaFromZero))
 	t.Run("30-inferencepool", s.inferencePool)
 	t.Run("28-multi-node", s.multiNode)
 	// Last: it takes a permission away from Crossplane for a while.
@@ -114,4 +118,18 @@ type infernoSuite struct {
 	// scenarios passed; chat is the weights the serve scenario published.
 	realServeOK, realUpgradeOK bool
 	chat                       weightsSet
+	// fleetErr is why the fleet's hub did not start, once it failed.
+	fleetErr error
+}
+
+// unverified runs a scenario only with -unverified: one written and vetted
+// but not yet seen passing on the real node, kept out of CI's run until it
+// has.
+func unverified(f func(*testing.T)) func(*testing.T) {
+	return func(t *testing.T) {
+		if !*flagUnverified {
+			t.Skip("not yet seen passing; run with -unverified (make e2e E2E_FLAGS=-unverified)")
+		}
+		f(t)
+	}
 }

@@ -38,6 +38,12 @@ type Options struct {
 	// ExtraArgs are appended to `crossplane core start`, e.g. to try
 	// --circuit-breaker-burst or --poll-interval.
 	ExtraArgs []string
+	// RBACManagerCommand, when set, wraps the RBAC manager's command line
+	// (bin, args) into the one to run, e.g. in a network namespace of its
+	// own where RBACManagerPort is free: a second control plane's RBAC
+	// manager cannot bind it beside the first one's. Its kubeconfig must
+	// reach the API server from there.
+	RBACManagerCommand func(bin string, args ...string) (string, []string)
 }
 
 // Core is a running Crossplane core with its RBAC manager.
@@ -92,9 +98,12 @@ func ModuleDir(ctx context.Context, toolsDir string) (string, error) {
 //     whatever is aggregated into it.
 func Install(ctx context.Context, cp *controlplane.ControlPlane, admin *kube.Client, o Options) (*Core, error) {
 	// The RBAC manager binds controller-runtime's default metrics address
-	// (:8080, every interface); fail with a clear message if it is taken.
-	if err := CheckRBACManagerPort(); err != nil {
-		return nil, err
+	// (:8080, every interface); fail with a clear message if it is taken
+	// where it will run.
+	if o.RBACManagerCommand == nil {
+		if err := CheckRBACManagerPort(); err != nil {
+			return nil, err
+		}
 	}
 	if _, err := admin.ApplyYAML(ctx, []byte(fmt.Sprintf(helmBasics, Namespace, Namespace, Namespace))); err != nil {
 		return nil, fmt.Errorf("crossplane namespace and service accounts: %w", err)
@@ -200,11 +209,15 @@ func Install(ctx context.Context, cp *controlplane.ControlPlane, admin *kube.Cli
 	if err != nil {
 		return nil, err
 	}
-	rbacMgr, err := cp.StartProcess("crossplane-rbac-manager", o.Binary, []string{
+	rbacBin, rbacArgs := o.Binary, []string{
 		"rbac", "start",
 		"--provider-clusterrole=crossplane:allowed-provider-permissions",
 		"--debug",
-	},
+	}
+	if o.RBACManagerCommand != nil {
+		rbacBin, rbacArgs = o.RBACManagerCommand(rbacBin, rbacArgs...)
+	}
+	rbacMgr, err := cp.StartProcess("crossplane-rbac-manager", rbacBin, rbacArgs,
 		"KUBECONFIG="+cp.Kubeconfig(controlplane.RBACManager),
 		"POD_NAMESPACE="+Namespace,
 	)
