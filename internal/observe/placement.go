@@ -81,6 +81,10 @@ type remoteReport struct {
 // MaxRemoteMessage bounds a workload cluster's message copied to the hub.
 const MaxRemoteMessage = 256
 
+// MaxProviderMessage bounds the Object's Synced message copied to the
+// hub's status: it can carry a whole HTTP error.
+const MaxProviderMessage = 200
+
 // remotePhases are the phases a workload cluster may report.
 var remotePhases = map[v1alpha1.Phase]bool{
 	v1alpha1.PhasePending: true, v1alpha1.PhasePulling: true, v1alpha1.PhaseStarting: true,
@@ -123,6 +127,11 @@ func Placed(ocds map[string]*fnv1.Resource, s *resolve.Spec) (map[string]*Remote
 			return nil, DecodeError(name, err)
 		}
 		r := &Remote{Cluster: cluster, Synced: o.Condition("Synced"), Ready: render.ObjectReady(o)}
+		if r.Synced != nil {
+			// The provider's message quotes the remote API server's
+			// errors: the cluster's words, bounded as its report is.
+			r.Synced.Message = bounded(r.Synced.Message, MaxProviderMessage)
+		}
 		if ref := o.Spec.ProviderConfigRef; ref != nil && len(validation.IsDNS1123Subdomain(ref.Name)) == 0 {
 			r.ProviderConfigName = ref.Name
 		}
@@ -139,7 +148,7 @@ func readRemote(manifest *structpb.Struct, s *resolve.Spec) RemoteStatus {
 	}
 	var rep remoteReport
 	if err := structcodec.Decode(manifest, &rep, ""); err != nil {
-		return RemoteStatus{Unread: "the cluster's report cannot be read: " + bounded(err.Error())}
+		return RemoteStatus{Unread: "the cluster's report cannot be read: " + bounded(err.Error(), MaxRemoteMessage)}
 	}
 	if rep.Metadata.Name != s.Name || rep.Metadata.Namespace != s.Placement.Namespace {
 		return RemoteStatus{Unread: "the cluster reports another object than the one placed there; it was not read"}
@@ -172,20 +181,20 @@ func readRemote(manifest *structpb.Struct, s *resolve.Spec) RemoteStatus {
 			st.Reasons = append(st.Reasons, c.Reason)
 		}
 	}
-	st.Message = bounded(rep.Status.Message)
+	st.Message = bounded(rep.Status.Message, MaxRemoteMessage)
 	if len(unread) > 0 {
 		st.Unread = "left out of the cluster's report: " + strings.Join(unread, ", ")
 	}
 	return st
 }
 
-// bounded is a remote message cut to MaxRemoteMessage characters, with
-// control characters (newlines, escapes) made spaces.
-func bounded(m string) string {
+// bounded is a message cut to most characters, with control characters
+// (newlines, escapes) made spaces.
+func bounded(m string, most int) string {
 	var b strings.Builder
 	n := 0
 	for _, r := range m {
-		if n == MaxRemoteMessage {
+		if n == most {
 			b.WriteString("…")
 			break
 		}

@@ -22,7 +22,9 @@ import (
 func OfPlacement(p *plan.Placement) Report {
 	var r Report
 	var unreachable, failing []string
-	serving := 0
+	// serving counts every cluster that serves, servingChosen the chosen
+	// ones among them.
+	serving, servingChosen := 0, 0
 	earliest := v1alpha1.PhaseServing
 	for i, c := range append(append([]plan.Placed(nil), p.Serving...), p.Leaving...) {
 		leaving := i >= len(p.Serving)
@@ -37,6 +39,9 @@ func OfPlacement(p *plan.Placement) Report {
 			continue
 		case c.Ready():
 			serving++
+			if !leaving {
+				servingChosen++
+			}
 			r.Status.ReadyReplicas += cs.ReadyReplicas
 			if r.Status.URL == "" {
 				r.Status.URL = cs.URL
@@ -67,7 +72,7 @@ func OfPlacement(p *plan.Placement) Report {
 	case len(p.Serving) > 0 && !anyObserved(p.Serving):
 		cond = reason.Placing.Condition(fmt.Sprintf("creating the service on cluster %s", clusterNames(p.Serving)))
 	case p.Changing():
-		msg := fmt.Sprintf("%d of %d clusters serve", serving-servingLeaving(p), len(p.Serving))
+		msg := fmt.Sprintf("%d of %d clusters serve", servingChosen, len(p.Serving))
 		if len(p.Leaving) > 0 {
 			msg += fmt.Sprintf("; cluster %s serves until then", clusterNames(p.Leaving))
 		}
@@ -113,25 +118,14 @@ func clusterStatus(p *plan.Placement, c plan.Placed, leaving bool) v1alpha1.Clus
 	switch {
 	case !o.Reached():
 		// The provider's own message says what failed (a refused
-		// connection, a timeout, a refused apply), bounded as the
-		// cluster's own messages are.
+		// connection, a timeout, a refused apply), bounded by observe.
 		cs.Phase = v1alpha1.PhaseUnreachable
-		cs.Message = "provider-kubernetes cannot reach the cluster or apply there: " + boundedProviderMessage(o.Synced.Message)
+		cs.Message = "provider-kubernetes cannot reach the cluster or apply there: " + o.Synced.Message
 	case leaving:
 		cs.Phase = v1alpha1.PhaseDraining
 		cs.Message = "serves until the clusters that replace it do"
 	}
 	return cs
-}
-
-// boundedProviderMessage cuts the Object's Synced message, which can
-// carry a whole HTTP error, to a length a status can hold.
-func boundedProviderMessage(m string) string {
-	const most = 200
-	if r := []rune(m); len(r) > most {
-		return string(r[:most]) + "…"
-	}
-	return m
 }
 
 // phaseOrder orders the phases of a service's life, for the earliest
@@ -155,16 +149,6 @@ func anyObserved(cs []plan.Placed) bool {
 		}
 	}
 	return false
-}
-
-func servingLeaving(p *plan.Placement) int {
-	n := 0
-	for _, c := range p.Leaving {
-		if c.Ready() && c.Observed.Reached() {
-			n++
-		}
-	}
-	return n
 }
 
 func clusterNames(cs []plan.Placed) string {
