@@ -18,6 +18,16 @@ func (p *Plan) Resources() ([]render.Resource, []string) {
 	add := func(name string, desired, observed runtime.Object) {
 		out = append(out, render.Judged(name, desired, observed))
 	}
+	// addDevices returns a version's ResourceClaimTemplate with GPUs
+	// through DRA, beside the servers that name it: a pod whose template
+	// is not there yet waits, and gets its claim once it is.
+	addDevices := func(v *resolve.Version) {
+		if s.Devices == nil {
+			return
+		}
+		t := render.ResourceClaimTemplate(s, v)
+		add(t.Resource, t.Template, o.Observed(t.Resource))
+	}
 	if p.volume {
 		pvc, w := render.PVC(s, o.PVC)
 		warnings = append(warnings, w...)
@@ -36,11 +46,8 @@ func (p *Plan) Resources() ([]render.Resource, []string) {
 	for _, vp := range p.Versions {
 		out = append(out, vp.Source.Resources()...)
 		autoscaled := vp.Autoscaled(s)
-		if vp.Serving != nil && s.Devices != nil {
-			// With the servers, which name it: a pod whose template is
-			// not there yet waits, and gets its claim once it is.
-			t := render.ResourceClaimTemplate(s, vp.Version)
-			add(t.Resource, t.Template, o.Observed(t.Resource))
+		if vp.Serving != nil {
+			addDevices(vp.Version)
 		}
 		if vp.Serving != nil && s.Groups() {
 			add(render.ResourceLeaderWorkerSet, render.LeaderWorkerSet(s, vp.Version, *vp.Serving, vp.Servers), vp.LWS)
@@ -65,9 +72,8 @@ func (p *Plan) Resources() ([]render.Resource, []string) {
 		}
 	}
 	for _, d := range p.Departing {
-		if d.RenderDeployment && s.Devices != nil {
-			t := render.ResourceClaimTemplate(s, &d.Version)
-			add(t.Resource, t.Template, o.Observed(t.Resource))
+		if d.RenderDeployment {
+			addDevices(&d.Version)
 		}
 		if d.RenderDeployment {
 			// Its count as observed, and no autoscaler: nothing scales a
