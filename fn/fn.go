@@ -59,9 +59,14 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 		response.Warning(rsp, errors.New(w)).TargetCompositeAndClaim()
 	}
 	// How soon Crossplane calls again: soon while its circuit breaker has
-	// cut the composite's watch, else the poll interval.
+	// cut the composite's watch; while it works, only if the call read
+	// something Crossplane does not watch.
 	settled := rsp.GetDesired().GetComposite().GetReady() == fnv1.Ready_READY_TRUE && !c.Changing
-	rsp.Meta.Ttl = durationpb.New(plan.PollAfter(in, observe.WatchCut(observedXR), settled))
+	rsp.Meta.Ttl = durationpb.New(plan.PollAfter(in, plan.Poll{
+		WatchCut:       observe.WatchCut(observedXR),
+		Settled:        settled,
+		ReadsUnwatched: readsUnwatched(in, rsp),
+	}))
 	log.Debug("Rendered", "xr", observedXR.GetFields()["metadata"].GetStructValue().GetFields()["name"].GetStringValue(), "resources", len(c.Resources))
 	return rsp, nil
 }

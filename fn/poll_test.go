@@ -8,10 +8,12 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// TestPollWhileWatchCut holds the response's TTL to input.poll: the
-// interval while Crossplane watches the composite, and soon while its
-// circuit breaker has cut the watch (Responsive=False, WatchCircuitOpen),
-// sooner while something is not ready.
+// TestPollWhileWatchCut holds the response's TTL to input.poll: none
+// while Crossplane watches everything the call read, the interval while
+// it watches the composite but not a required resource whose change
+// would go unseen (before v2.4), and soon while its circuit breaker has
+// cut the watch (Responsive=False, WatchCircuitOpen), sooner while
+// something is not ready.
 func TestPollWhileWatchCut(t *testing.T) {
 	responsive := func(status, reason string) []any {
 		return []any{
@@ -31,10 +33,15 @@ func TestPollWhileWatchCut(t *testing.T) {
 		input      func(map[string]any)
 		want       time.Duration
 	}{
-		{name: "watched, changing", want: time.Minute},
-		{name: "watched, settled", stage: "serving", want: time.Minute},
-		{name: "responsive", conditions: responsive("True", "WatchCircuitClosed"), want: time.Minute},
-		{name: "unresponsive for another reason", conditions: responsive("False", "SomethingElse"), want: time.Minute},
+		// examples/xr.yaml requires its credentials Secret and its
+		// Services' names, whose change alone changes nothing.
+		{name: "watched, changing", want: 0},
+		{name: "watched, changing, required resources watched", input: poll(map[string]any{"requiredResourcesWatched": true}), want: 0},
+		{name: "watched, settled: no poll", stage: "serving", want: 0},
+		{name: "watched, settled, the platform's drift check", stage: "serving",
+			input: poll(map[string]any{"watchedIntervalSeconds": 3600}), want: time.Hour},
+		{name: "responsive", conditions: responsive("True", "WatchCircuitClosed"), want: 0},
+		{name: "unresponsive for another reason", conditions: responsive("False", "SomethingElse"), want: 0},
 		{name: "cut, changing", conditions: cut, want: 2 * time.Second},
 		{name: "cut, changing, mid-pull", conditions: cut, stage: "pulling", want: 2 * time.Second},
 		{name: "cut, settled", conditions: cut, stage: "serving", want: 3 * time.Second},
@@ -46,9 +53,10 @@ func TestPollWhileWatchCut(t *testing.T) {
 			input: poll(map[string]any{"watchCutChangingSeconds": 0}), want: time.Minute},
 		{name: "cut, a poll longer than the interval", conditions: cut,
 			input: poll(map[string]any{"intervalSeconds": 1, "watchCutChangingSeconds": 2}), want: time.Second},
-		{name: "watched, the platform's interval", stage: "serving",
-			input: poll(map[string]any{"intervalSeconds": 300}), want: 5 * time.Minute},
-		{name: "conditions that do not decode", conditions: []any{"Responsive"}, want: time.Minute},
+		{name: "watched, changing, the platform's drift check",
+			input: poll(map[string]any{"intervalSeconds": 300, "watchedIntervalSeconds": 600}), want: 10 * time.Minute},
+		{name: "cut, required resources watched", conditions: cut, input: poll(map[string]any{"requiredResourcesWatched": true}), want: 2 * time.Second},
+		{name: "conditions that do not decode", conditions: []any{"Responsive"}, want: 0},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -110,5 +118,41 @@ func TestPollWhileChanging(t *testing.T) {
 	}
 	if readyButChanging == 0 {
 		t.Error("no step had every object ready while the promotion was under way: the test proves nothing about Changing")
+	}
+}
+
+// TestPollOnCache: a service on a ModelCache, settled or waiting for the
+// cache, polls at the interval on a Crossplane that does not watch
+// required resources, since a new revision or the readiness of the cache
+// would otherwise go unseen, and not at all on one that does
+// (input.poll.requiredResourcesWatched).
+func TestPollOnCache(t *testing.T) {
+	ready, _ := settle(t, readYAML(t, cacheXRPath), nil, world{}, nil)
+	claim := cacheClaim(t, ready)
+	for _, tc := range []struct {
+		name  string
+		input map[string]any
+		want  time.Duration
+	}{
+		{name: "before v2.4", want: time.Minute},
+		{name: "required resources watched", input: map[string]any{"poll": map[string]any{"requiredResourcesWatched": true}}, want: 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in := compositionInput(t)
+			for k, v := range tc.input {
+				in[k] = v
+			}
+			waiting := run(t, newRequest(t, readYAML(t, onCacheXRPath), in))
+			if diff := cmp.Diff(tc.want, waiting.GetMeta().GetTtl().AsDuration()); diff != "" {
+				t.Errorf("TTL while the cache is not fetched yet (-want +got):\n%s", diff)
+			}
+			rsp, _ := settle(t, readYAML(t, onCacheXRPath), in, world{}, nil, claim)
+			if st := statusOf(rsp); st["phase"] != "Serving" {
+				t.Fatalf("phase %v, want Serving: %v", st["phase"], st["message"])
+			}
+			if diff := cmp.Diff(tc.want, rsp.GetMeta().GetTtl().AsDuration()); diff != "" {
+				t.Errorf("TTL of the settled service (-want +got):\n%s", diff)
+			}
+		})
 	}
 }

@@ -7,7 +7,13 @@ import "time"
 // whether or not anything it watches changed.
 //
 // On Crossplane v2 a composite moves on watch events: a change of the
-// claim, or of any object it composes, calls the function at once.
+// claim, of any object it composes, or of its Composition calls the
+// function at once. Crossplane v2.4 and later also watch the resources the
+// function requires (a Secret, a ModelCache); earlier versions do not, so
+// a change of one is seen only on the next call. Every poll costs a
+// RunFunction call, a server-side apply of every composed object and an
+// Event for each one not ready (docs/performance.md): a composite whose
+// inputs are all watched needs none.
 // Crossplane's per-composite circuit breaker (v2.2 and later) cuts those
 // events off for five minutes when they come faster than its token bucket
 // allows, which a claim's pods coming up one by one while it is changed
@@ -20,12 +26,37 @@ import "time"
 // default poll. The polls cost one call each, and Crossplane's no-op
 // applies of the composed objects, and stop when the breaker closes.
 type PollSettings struct {
-	// IntervalSeconds is the TTL while Crossplane's watch works: a drift
-	// check, since every change calls the function anyway. Defaults to 60.
+	// IntervalSeconds is the TTL while Crossplane's watch works but the
+	// function reads something Crossplane does not watch: on Crossplane
+	// before v2.4 (requiredResourcesWatched false), the ModelCache a
+	// service serves from. It also caps the polls while the watch is cut.
+	// Defaults to 60.
 	// +optional
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=86400
 	IntervalSeconds *int32 `json:"intervalSeconds,omitempty"`
+
+	// RequiredResourcesWatched says the Crossplane that calls the function
+	// watches the resources it requires and sends them with the first call
+	// of a reconcile: true on Crossplane v2.4 and later. No capability in
+	// the request tells v2.4 from earlier versions (both announce the same
+	// five), so the platform says it. When true, a change of a Secret, a
+	// ModelCache or a Service the function reads calls it at once, and
+	// only watchedIntervalSeconds applies while the watch works. Defaults
+	// to false: the older path, polling at intervalSeconds where a change
+	// would otherwise go unseen.
+	// +optional
+	RequiredResourcesWatched *bool `json:"requiredResourcesWatched,omitempty"`
+
+	// WatchedIntervalSeconds is the TTL while Crossplane watches everything
+	// the function reads: a drift check, since every change calls the
+	// function anyway. 0, the default, asks for no poll: Crossplane then
+	// reconciles the composite on events only, and a claim at rest costs
+	// no call and no write.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=86400
+	WatchedIntervalSeconds *int32 `json:"watchedIntervalSeconds,omitempty"`
 
 	// WatchCutChangingSeconds is the TTL while Crossplane's circuit breaker
 	// has cut the composite's watch and something the function composed is
@@ -51,6 +82,7 @@ type PollSettings struct {
 // Defaults of input.poll.
 const (
 	DefaultPollIntervalSeconds     = int32(60)
+	DefaultWatchedIntervalSeconds  = int32(0)
 	DefaultWatchCutChangingSeconds = int32(2)
 	DefaultWatchCutSettledSeconds  = int32(3)
 )
@@ -58,6 +90,18 @@ const (
 // PollInterval is input.poll.intervalSeconds, or its default.
 func (in *Input) PollInterval() time.Duration {
 	return seconds(in.poll().IntervalSeconds, DefaultPollIntervalSeconds)
+}
+
+// WatchedInterval is input.poll.watchedIntervalSeconds, or its default;
+// 0 means no poll.
+func (in *Input) WatchedInterval() time.Duration {
+	return seconds(in.poll().WatchedIntervalSeconds, DefaultWatchedIntervalSeconds)
+}
+
+// RequiredResourcesWatched is input.poll.requiredResourcesWatched.
+func (in *Input) RequiredResourcesWatched() bool {
+	w := in.poll().RequiredResourcesWatched
+	return w != nil && *w
 }
 
 // WatchCutPolls are input.poll's TTLs while Crossplane's circuit breaker

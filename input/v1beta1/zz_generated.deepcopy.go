@@ -863,6 +863,16 @@ func (in *PollSettings) DeepCopyInto(out *PollSettings) {
 		*out = new(int32)
 		**out = **in
 	}
+	if in.RequiredResourcesWatched != nil {
+		in, out := &in.RequiredResourcesWatched, &out.RequiredResourcesWatched
+		*out = new(bool)
+		**out = **in
+	}
+	if in.WatchedIntervalSeconds != nil {
+		in, out := &in.WatchedIntervalSeconds, &out.WatchedIntervalSeconds
+		*out = new(int32)
+		**out = **in
+	}
 	if in.WatchCutChangingSeconds != nil {
 		in, out := &in.WatchCutChangingSeconds, &out.WatchCutChangingSeconds
 		*out = new(int32)
