@@ -17,10 +17,11 @@ import (
 
 // atRest holds the README's "no status churn" to a measurement: every
 // composite that is Ready, and its claim, keeps its resourceVersion for
-// longer than Crossplane's poll interval (1 minute), over which Crossplane
-// calls the function for each of them at least once. A function whose
-// output moved at rest — a status field, a condition's message, an
-// object's field — would show as a changed composite.
+// longer than the 1-minute poll the function asked for until
+// input.poll.watchedIntervalSeconds (now none: a settled composite is
+// called only on events, so any call in that time follows a write). A
+// function whose output moved at rest — a status field, a condition's
+// message, an object's field — would show as a changed composite.
 func (s *infernoSuite) atRest(t *testing.T) {
 	ctx := context.Background()
 	sc := env.summary.start(t, "22 at rest: no churn")
@@ -34,7 +35,7 @@ func (s *infernoSuite) atRest(t *testing.T) {
 	time.Sleep(rest)
 	changedXRs := changedSince(ctx, t, true, xrs)
 	changedClaims := changedSince(ctx, t, false, claims)
-	sc.note("%d Ready composites and %d claims over %s at rest (one poll or more each): %d composites and %d claims changed",
+	sc.note("%d Ready composites and %d claims over %s at rest: %d composites and %d claims changed",
 		len(xrs), len(claims), rest, len(changedXRs), len(changedClaims))
 	if len(changedXRs) > 0 {
 		t.Errorf("composites changed at rest: %s", strings.Join(changedXRs, ", "))

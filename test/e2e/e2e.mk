@@ -184,13 +184,19 @@ e2e: $(E2E_TOOLS) $(E2E_XP_CLI)
 # `make scale N=200` drives N claims at once through the control plane of
 # `make e2e` and prints what they cost the chain (see scale_test.go). Not
 # part of CI. SCALE_FLAGS passes more test flags, e.g. -scale-steady=5m or
-# -crossplane-args=--circuit-breaker-burst=400.
+# -crossplane-args=--circuit-breaker-burst=400. PEER= names a directory
+# holding function-go-templating's source (v0.12.2, the release
+# test/load/peers/ was written for: the module proxy refuses the module,
+# so it comes from the release's source tree, unpacked beside this
+# project and never committed); the same N claims are then composed by it
+# after function-inferno, and both are printed side by side.
 N ?= 200
 SCALE_FLAGS ?=
+PEER ?=
 .PHONY: scale
 scale: $(E2E_TOOLS) $(E2E_XP_CLI)
 	cd test/e2e && E2E_BIN_DIR=$(abspath $(E2E_BIN_DIR)) E2E_REPO_ROOT=$(abspath .) \
-		go test -tags e2e -count=1 -timeout 120m -run 'TestInferno/(01|15)' -v . -args -scale=$(N) $(SCALE_FLAGS)
+		go test -tags e2e -count=1 -timeout 180m -run 'TestInferno/(01|15)' -v . -args -scale=$(N) $(if $(PEER),-scale-peer=$(abspath $(PEER))) $(SCALE_FLAGS)
 
 # The NetworkPolicy engine of scenario 33: kube-router's firewall
 # (github.com/cloudnativelabs/kube-router/v2 v2.1.0, its own command, a tool

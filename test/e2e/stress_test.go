@@ -34,7 +34,7 @@ func (s *infernoSuite) stress(t *testing.T) {
 	}
 	breakerBefore := readBreaker(t)
 	start := time.Now()
-	applyAll(ctx, t, ns, names)
+	applyAll(ctx, t, ns, names, "")
 	sc.note("applied in %.1fs", time.Since(start).Seconds())
 	timeout := 3*time.Minute + time.Duration(n)*time.Second
 	waitClaimsReady(ctx, t, ns, names, timeout)
