@@ -1,13 +1,11 @@
 package fn
 
 import (
-	"os"
+	"fmt"
 	"testing"
-
-	"sigs.k8s.io/yaml"
 )
 
-func TestZZDumpSmall(t *testing.T) {
+func TestZZLife(t *testing.T) {
 	xr := mustYAML(`
 apiVersion: inference.inferno.io/v1alpha1
 kind: XInferenceService
@@ -23,10 +21,47 @@ spec:
   storage: {size: 1Gi}
 `)
 	in := compositionInput(t)
-	first := run(t, newRequest(t, xr, in))
-	b, _ := yaml.Marshal(first.GetDesired())
-	os.WriteFile("/tmp/small-first.yaml", b, 0o644)
-	rsp, _ := settle(t, xr, in, world{}, nil)
-	b, _ = yaml.Marshal(rsp.GetDesired())
-	os.WriteFile("/tmp/small-serving.yaml", b, 0o644)
+	type st struct{ pvc, job, dep map[string]any }
+	seq := []st{
+		{},
+		{pvc: map[string]any{"phase": "Pending"}, job: map[string]any{}},
+		{pvc: boundPVC(), job: map[string]any{}},
+		{pvc: boundPVC(), job: jobRunningStatus()},
+		{pvc: boundPVC(), job: jobCompleteStatus()},
+		{pvc: boundPVC(), job: jobCompleteStatus(), dep: map[string]any{}},
+		{pvc: boundPVC(), job: jobCompleteStatus(), dep: deploymentStatus(1, 0)},
+		{pvc: boundPVC(), job: jobCompleteStatus(), dep: deploymentStatus(1, 1)},
+	}
+	var prev = run(t, newRequest(t, xr, in))
+	for i, s := range seq {
+		var obs []observedObject
+		for _, name := range desiredNames(prev) {
+			obj := prev.GetDesired().GetResources()[name].GetResource().AsMap()
+			var status map[string]any
+			switch obj["kind"] {
+			case "PersistentVolumeClaim":
+				status = s.pvc
+			case "Job":
+				status = s.job
+			case "Deployment":
+				status = s.dep
+			case "Service":
+				status = map[string]any{}
+			}
+			if status == nil {
+				continue
+			}
+			obs = append(obs, observedFrom(t, prev, name, status))
+		}
+		rsp := run(t, newRequest(t, xr, in, obs...))
+		stat := rsp.GetDesired().GetComposite().GetResource().AsMap()["status"]
+		fmt.Printf("step %d: objects %v ready=%v\n  status %v\n", i, desiredNames(rsp), rsp.GetDesired().GetComposite().GetReady(), stat)
+		for _, c := range rsp.GetConditions() {
+			fmt.Printf("  cond %s %s %s %q\n", c.GetType(), c.GetStatus(), c.GetReason(), c.GetMessage())
+		}
+		for _, n := range desiredNames(rsp) {
+			fmt.Printf("  %s ready=%v\n", n, rsp.GetDesired().GetResources()[n].GetReady())
+		}
+		prev = rsp
+	}
 }

@@ -16,6 +16,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/inferno-ai/function-inferno/test/e2e/controlplane"
+	"github.com/inferno-ai/function-inferno/test/e2e/kube"
+	"github.com/inferno-ai/function-inferno/test/e2e/traffic"
 )
 
 // The DRA scenarios run Kubernetes' own DRA test driver
@@ -60,6 +62,7 @@ func (s *infernoSuite) dra(t *testing.T) {
 	applyComposition(ctx, t, "composition.yaml", draComposition, draPool, input)
 
 	t.Run("38-dra-allocated", s.draAllocated)
+	t.Run("38c-dra-upgrade-under-load", s.draUpgradeUnderLoad)
 	t.Run("38-dra-unallocatable", s.draUnallocatable)
 }
 
@@ -116,7 +119,12 @@ func startDRADriver(ctx context.Context, t *testing.T, bin string) {
 // draClaim is a fake-framework claim on the DRA Composition asking for
 // gpu devices per server.
 func draClaim(t *testing.T, name, uri string, gpu int64) *unstructured.Unstructured {
-	c := realClaim(t, name, uri, "1", 1)
+	return draClaimVersion(t, name, uri, "1", gpu)
+}
+
+// draClaimVersion is draClaim of a model version.
+func draClaimVersion(t *testing.T, name, uri, version string, gpu int64) *unstructured.Unstructured {
+	c := realClaim(t, name, uri, version, 1)
 	setField(c, gpu, "spec", "resources", "gpu")
 	setField(c, map[string]any{"matchLabels": map[string]any{poolLabel: draPool}}, "spec", "compositionSelector")
 	return c
@@ -235,4 +243,95 @@ func (s *infernoSuite) draUnallocatable(t *testing.T) {
 		}
 	}
 	sc.note("pod Pending: %q; claim Starting: %q", why, msg)
+}
+
+// draUpgradeUnderLoad: a claim whose server holds one of the two devices
+// moves to new weights while a bounded loop sends 20 requests a second
+// through its Service. The new server (maxSurge 1) gets the other device
+// while the old one still holds its own, so no request fails; once the
+// rollout is done, the old pod's ResourceClaim is gone with it and one
+// device is claimed again.
+func (s *infernoSuite) draUpgradeUnderLoad(t *testing.T) {
+	ctx := context.Background()
+	sc := env.summary.start(t, "38c DRA upgrade under load (real node)")
+	sc.onRealNode(false)
+	const name = "dra-up"
+	v1 := publishWeights(t, name, "dra-up-1")
+	applyClaim(ctx, t, draClaimVersion(t, name, v1.URI, "1", 1))
+	t.Cleanup(func() { deleteClaimsAndWait(context.Background(), t, realNS, []string{name}) })
+	waitPhase(ctx, t, realNS, name, "Serving", "True")
+	base := serviceURL(ctx, t, realNS, name)
+	old, err := complete(ctx, base, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v2 := publishWeights(t, name+"-v2", "dra-up-2")
+	jobDone := watchJobComplete(ctx, t, realNS, name, v2.URI)
+	loop := traffic.Start(traffic.Options{URL: base + "/v1/completions", Body: completionBody(name), Rate: 20, Max: 20 * 240, MaxDuration: 4 * time.Minute})
+	time.Sleep(2 * time.Second)
+	start := time.Now()
+	applyClaim(ctx, t, draClaimVersion(t, name, v2.URI, "2", 1))
+	// The most devices the claim's pods held at once, from the
+	// ResourceClaims allocated to them.
+	most := 0
+	var newWeights string
+	err = kube.Eventually(ctx, 3*time.Minute, 250*time.Millisecond, "every answer from the new weights, rollout done", func(ctx context.Context) (bool, string, error) {
+		most = max(most, allocatedClaims(ctx, t, name))
+		rep := loop.Snapshot()
+		last := rep.Results
+		if len(last) < 20 {
+			return false, "", nil
+		}
+		last = last[len(last)-20:]
+		for _, r := range last {
+			if !r.OK() || r.Weights == old.Weights || r.Weights == "" {
+				return false, fmt.Sprintf("%d answered by the old weights, %d failed so far", rep.ByWeights[old.Weights], rep.Failed), nil
+			}
+		}
+		newWeights = last[len(last)-1].Weights
+		return deploymentSettled(ctx, realNS, name), "waiting for the rollout to finish", nil
+	})
+	time.Sleep(2 * time.Second)
+	rep := loop.Stop()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pulledAt := jobDone()
+	first, _ := rep.FirstOK(newWeights)
+	if rep.Failed != 0 {
+		t.Errorf("%d of %d requests failed during the upgrade: %s", rep.Failed, rep.Sent(), rep.Failures(5))
+	}
+	if pulledAt.IsZero() || first.Start.Before(pulledAt) {
+		t.Errorf("an answer from the new weights at %s, before their pull completed (%s)", first.Start.Format(time.StampMilli), pulledAt.Format(time.StampMilli))
+	}
+	// The old pod's claim goes with it (the pod's ResourceClaim is made
+	// from the template and owned by the pod).
+	var after int
+	waitFor(ctx, t, time.Minute, "one allocated ResourceClaim left", func(ctx context.Context) (bool, string, error) {
+		after = allocatedClaims(ctx, t, name)
+		return after == 1, fmt.Sprintf("%d allocated", after), nil
+	})
+	if most < 2 {
+		t.Logf("the old and the new server were never seen holding a device each at once (most %d): the surge was quicker than the 250 ms look", most)
+	}
+	sc.note("sent %d, failed %d, old weights %d, new weights %d; new pull Complete %.1fs after the change, first new answer %.1fs after it; at most %d of %d devices claimed at once, %d after; p99 %s",
+		rep.Sent(), rep.Failed, rep.ByWeights[old.Weights], rep.ByWeights[newWeights],
+		pulledAt.Sub(start).Seconds(), first.Start.Sub(pulledAt).Seconds(), most, draDevices, after, rep.Latency(99).Round(time.Millisecond))
+}
+
+// allocatedClaims counts the ResourceClaims of a claim's server pods that
+// hold an allocation.
+func allocatedClaims(ctx context.Context, t *testing.T, name string) int {
+	t.Helper()
+	claims, err := env.admin.Typed.ResourceV1().ResourceClaims(realNS).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, rc := range claims.Items {
+		if strings.HasPrefix(rc.Name, name+"-") && rc.Status.Allocation != nil {
+			n++
+		}
+	}
+	return n
 }
