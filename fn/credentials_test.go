@@ -130,7 +130,7 @@ func TestCredentialsMissing(t *testing.T) {
 	}{
 		"Absent":           {want: verdict{Reason: "CredentialsMissing", Phase: "Pending"}, says: "Secret hf-credentials (spec.model.credentialsSecretRef) does not exist in namespace team-a"},
 		"WithoutKey":       {secret: testSecret("hf-credentials", nil, "token"), want: verdict{Reason: "CredentialsMissing", Phase: "Pending"}, says: "has keys token, not key HF_TOKEN"},
-		"Present":          {secret: testSecret("hf-credentials", nil, "HF_TOKEN", "HTTPS_PROXY"), want: verdict{Job: true, Reason: "PullPending", Phase: "Pending"}},
+		"Present":          {secret: testSecret("hf-credentials", nil, "HF_TOKEN", "HTTPS_PROXY"), want: verdict{Job: true, Reason: "Pulling", Phase: "Pulling"}},
 		"JobRunningAbsent": {observed: []observedObject{pvc, running}, want: verdict{Job: true, Reason: "CredentialsMissing", Phase: "Pending"}, says: "waits for it"},
 		"PulledAbsent":     {observed: []observedObject{pvc, complete}, want: verdict{Job: true, Reason: "Pulled", Phase: "Starting"}},
 	} {
@@ -212,7 +212,7 @@ func TestCredentialSecretSelector(t *testing.T) {
 		reason  string
 	}{
 		"Unresolved":     {xr: readYAML(t, "../examples/xr.yaml"), reason: "PullPending"},
-		"Labelled":       {xr: readYAML(t, "../examples/xr.yaml"), secrets: map[string]map[string]any{"hf-credentials": testSecret("hf-credentials", labelled, "HF_TOKEN")}, job: true, reason: "PullPending"},
+		"Labelled":       {xr: readYAML(t, "../examples/xr.yaml"), secrets: map[string]map[string]any{"hf-credentials": testSecret("hf-credentials", labelled, "HF_TOKEN")}, job: true, reason: "Pulling"},
 		"Unlabelled":     {xr: readYAML(t, "../examples/xr.yaml"), secrets: map[string]map[string]any{"hf-credentials": testSecret("hf-credentials", map[string]any{"app": "db"}, "HF_TOKEN")}, fatal: "spec.model.credentialsSecretRef.name"},
 		"AdapterOutside": {xr: loraXR(t), secrets: map[string]map[string]any{"hf-credentials": testSecret("hf-credentials", labelled, "HF_TOKEN"), "acme-hf": testSecret("acme-hf", nil, "HF_TOKEN")}, fatal: "spec.adapters[1].credentialsSecretRef.name"},
 		"ModelCache":     {xr: readYAML(t, cacheXRPath), secrets: map[string]map[string]any{"hf-credentials": testSecret("hf-credentials", nil, "HF_TOKEN")}, fatal: "spec.credentialsSecretRef.name"},

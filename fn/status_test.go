@@ -58,19 +58,28 @@ func TestPhases(t *testing.T) {
 		conds    []cond
 		message  string // a fragment of status.message
 	}{
-		"PendingNothingObserved": {
-			xr: xr, want: status{Phase: "Pending"},
-			conds:   []cond{{"WeightsReady", condFalse, "PullPending", toBoth}, {"ServerReady", condFalse, "WaitingForWeights", toBoth}},
-			message: "creating volume llama-weights and pull Job",
+		// Pulling from the call that creates the volume and the Job on, in
+		// the words of the call that first sees them: one status, not
+		// three, while they are created and bind.
+		"PullingNothingObserved": {
+			xr: xr, want: status{Phase: "Pulling"},
+			conds:   []cond{{"WeightsReady", condFalse, "Pulling", toBoth}, {"ServerReady", condFalse, "WaitingForWeights", toBoth}},
+			message: "pulling hf://meta-llama/Llama-3.1-8B-Instruct into volume llama-weights with Job llama-pull-4076392f; the volume is not bound yet",
 		},
-		"PendingPVCOnly": {
-			xr: xr, observed: []observedObject{observedFrom(t, fresh, render.ResourcePVC, pvcPhase("Pending"))}, want: status{Phase: "Pending"},
-			conds: []cond{{"WeightsReady", condFalse, "PullPending", toBoth}, {"ServerReady", condFalse, "WaitingForWeights", toBoth}},
+		"PullingPVCOnly": {
+			xr: xr, observed: []observedObject{observedFrom(t, fresh, render.ResourcePVC, pvcPhase("Pending"))}, want: status{Phase: "Pulling"},
+			conds:   []cond{{"WeightsReady", condFalse, "Pulling", toBoth}, {"ServerReady", condFalse, "WaitingForWeights", toBoth}},
+			message: "pulling hf://meta-llama/Llama-3.1-8B-Instruct into volume llama-weights with Job llama-pull-4076392f; the volume is not bound yet",
+		},
+		"PullingVolumeLost": {
+			xr: xr, observed: []observedObject{observedFrom(t, fresh, render.ResourcePVC, pvcPhase("Lost")), observedFrom(t, fresh, job, jobRunningStatus())}, want: status{Phase: "Pulling"},
+			conds:   []cond{{"WeightsReady", condFalse, "Pulling", toBoth}, {"ServerReady", condFalse, "WaitingForWeights", toBoth}},
+			message: "; the volume is Lost",
 		},
 		"Pulling": {
 			xr: xr, observed: []observedObject{pvc, observedFrom(t, fresh, job, jobRunningStatus())}, want: status{Phase: "Pulling"},
 			conds:   []cond{{"WeightsReady", condFalse, "Pulling", toBoth}, {"ServerReady", condFalse, "WaitingForWeights", toBoth}},
-			message: "is downloading hf://meta-llama/Llama-3.1-8B-Instruct",
+			message: "pulling hf://meta-llama/Llama-3.1-8B-Instruct into volume llama-weights with Job llama-pull-4076392f",
 		},
 		"FailedPull": {
 			xr: xr, observed: []observedObject{pvc, observedFrom(t, fresh, job, jobFailedStatus())}, want: status{Phase: "Failed"},
@@ -79,8 +88,10 @@ func TestPhases(t *testing.T) {
 		},
 		"StartingDeploymentNotObserved": {
 			xr: xr, observed: weights, want: status{Phase: "Starting", ServiceName: "llama", URL: url},
-			conds:   []cond{{"WeightsReady", condTrue, "Pulled", toBoth}, {"ServerReady", condFalse, "Creating", toBoth}},
-			message: "creating Deployment llama",
+			// The call that creates the Deployment says what the one that
+			// first sees it will.
+			conds:   []cond{{"WeightsReady", condTrue, "Pulled", toBoth}, {"ServerReady", condFalse, "Starting", toBoth}},
+			message: "0 of 2 servers ready; loading a model can take up to 1800s",
 		},
 		"StartingNoneReady": {
 			xr: xr, observed: withDeploy(deploymentStatus(2, 0)), want: status{Phase: "Starting", ServiceName: "llama", URL: url},
@@ -120,14 +131,14 @@ func TestPhases(t *testing.T) {
 		},
 		"ServingWhileNewRevisionNotObserved": {
 			xr: next, observed: old, want: status{Phase: "Serving", ReadyReplicas: 2, ServiceName: "llama", URL: url},
-			conds:   []cond{{"WeightsReady", condFalse, "PullPending", toBoth}, {"ServerReady", condTrue, "Available", toBoth}},
+			conds:   []cond{{"WeightsReady", condFalse, "Pulling", toBoth}, {"ServerReady", condTrue, "Available", toBoth}},
 			message: "serving the previous weights at " + url,
 		},
 		"ServingWhilePullingNewRevision": {
 			xr: next, observed: append(old[:len(old):len(old)], observedFrom(t, nextFresh, newJob, jobRunningStatus())),
 			want:    status{Phase: "Serving", ReadyReplicas: 2, ServiceName: "llama", URL: url},
 			conds:   []cond{{"WeightsReady", condFalse, "Pulling", toBoth}, {"ServerReady", condTrue, "Available", toBoth}},
-			message: "serving the previous weights at " + url + " while pull Job",
+			message: "serving the previous weights at " + url + " while pulling hf://meta-llama/Llama-3.1-8B-Instruct into volume llama-weights with Job llama-pull-",
 		},
 		"DegradedNewRevisionPullFailed": {
 			xr: next, observed: append(old[:len(old):len(old)], observedFrom(t, nextFresh, newJob, jobFailedStatus())),
@@ -149,7 +160,7 @@ func TestPhases(t *testing.T) {
 		},
 		"MountedWeightsFresh": {
 			xr: mounted, want: status{Phase: "Starting", ServiceName: "llama", URL: url},
-			conds: []cond{{"WeightsReady", condTrue, "UserVolume", toBoth}, {"ServerReady", condFalse, "Creating", toBoth}},
+			conds: []cond{{"WeightsReady", condTrue, "UserVolume", toBoth}, {"ServerReady", condFalse, "Starting", toBoth}},
 		},
 	}
 	for name, tc := range cases {

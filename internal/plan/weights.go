@@ -217,18 +217,27 @@ func (p *PulledWeights) Condition() reason.Condition {
 			return reason.PullTimedOut.Condition(fmt.Sprintf("pull Job %s was stopped after the platform's limit of %ds (input.pullDeadlineSeconds), retries included (%s); if the weights are that large or the link that slow, ask your platform team to raise it; read its logs with: kubectl logs -n %s job/%s", job, s.PullDeadline, p.detail, s.Namespace, job))
 		}
 		return reason.PullFailed.Condition(fmt.Sprintf("pull Job %s failed (%s); read its logs with: kubectl logs -n %s job/%s", job, p.detail, s.Namespace, job))
-	case render.JobRunning:
-		msg := fmt.Sprintf("pull Job %s is downloading %s into volume %s", job, m.URI, vol)
-		detail := msg + p.progressMessage()
-		if p.pvc != nil && !render.PVCBound(p.pvc) {
-			pending := fmt.Sprintf("; the volume is %s (volumes of WaitForFirstConsumer classes bind when the Job's pod starts)", p.pvc.Status.Phase)
-			msg, detail = msg+pending, detail+pending
+	default:
+		// Created or running, in the same words: the call that creates
+		// the volume and the Job and the one that first sees them say
+		// the same, since every change of the status costs Crossplane a
+		// write of the composite and of the claim, and a reconcile of
+		// every composed object (docs/performance.md).
+		msg := fmt.Sprintf("pulling %s into volume %s with Job %s", m.URI, vol, job)
+		if !render.PVCBound(p.pvc) {
+			pending := "; the volume is not bound yet (volumes of WaitForFirstConsumer classes bind when the Job's pod starts)"
+			if p.pvc != nil && p.pvc.Status.Phase != "" && p.pvc.Status.Phase != corev1.ClaimPending {
+				pending = fmt.Sprintf("; the volume is %s", p.pvc.Status.Phase)
+			}
+			msg += pending
+		}
+		detail := msg
+		if p.Pull == render.JobRunning {
+			detail += p.progressMessage()
 		}
 		// The progress goes into status.message and status.pulls, not
 		// into the condition: a report is then one write of the composite.
 		return reason.Pulling.Condition(msg).WithDetail(detail)
-	default:
-		return reason.PullPending.Condition(fmt.Sprintf("creating volume %s and pull Job %s for %s", vol, job, m.URI))
 	}
 }
 

@@ -96,12 +96,12 @@ type doc struct {
 var Docs = [NumReasons]doc{
 	PullPending: {
 		Name: "PullPending", Type: ConditionWeightsReady, Status: false,
-		Means: "The cache volume and the pull Job are being created. Phase `Pending`.",
-		Do:    "Wait a few seconds. If it stays, check `Synced` on the claim and the Events: Crossplane may be unable to create the objects (see *Before the function runs*).",
+		Means: "The pull waits before its Job is created: on an InferenceService, for the platform's check of the credentials Secret's labels (`input.policy.credentialSecretSelector`); on a ModelCache, while its volume and pull Jobs are being created. Phase `Pending`.",
+		Do:    "Wait a few seconds. If it stays, check `Synced` on the claim and the Events: Crossplane may be unable to create the objects or fetch the Secret (see *Before the function runs*).",
 	},
 	Pulling: {
 		Name: "Pulling", Type: ConditionWeightsReady, Status: false,
-		Means: "The pull Job runs. A volume of a `WaitForFirstConsumer` class stays `Pending` until the Job's pod starts; nothing waits for it. Phase `Pulling`. With `input.pullProgress`, `status.message` ends with the pull pod's last report (`3.1 of 15.0 GiB (20%), 120.0 MiB/s, ETA 2m (reported <time>)`, also in `status.pulls`), or `no progress report yet`; the condition's message leaves the figures out.",
+		Means: "The pull Job is created or runs (the two read the same, so that the claim's status changes once while they come up). A volume of a `WaitForFirstConsumer` class stays `Pending` until the Job's pod starts; nothing waits for it. Phase `Pulling`. With `input.pullProgress`, `status.message` ends with the pull pod's last report (`3.1 of 15.0 GiB (20%), 120.0 MiB/s, ETA 2m (reported <time>)`, also in `status.pulls`), or `no progress report yet`; the condition's message leaves the figures out.",
 		Do:    "Wait: big models take minutes. Follow it with `kubectl -n <ns> logs -f job/<name>-pull-<hash>`. If the pod is `Pending`, `kubectl describe pod` says why (no node with the storage class, quota). A report whose time stops moving is one that stopped coming: the pod's log says `progress: cannot report` with curl's reason (the API server unreachable from the pod, or `apis/rbac.yaml` missing so Crossplane could not create its Role); the download goes on regardless (docs/progress.md).",
 	},
 	PullFailed: {
@@ -166,7 +166,7 @@ var Docs = [NumReasons]doc{
 	},
 	Creating: {
 		Name: "Creating", Type: ConditionServerReady, Status: false,
-		Means: "The Deployment is being created. Phase `Starting`.",
+		Means: "The Deployment of a version that runs no server yet is being created (one that will run servers reads `Starting` from the call that creates it). Phase `Starting`.",
 		Do:    "Wait. If it stays, check `Synced` and the Events.",
 	},
 	Starting: {

@@ -29,6 +29,12 @@ func serverCondition(s *resolve.Spec, vp *plan.Version) reason.Condition {
 	switch {
 	case vp.Serving == nil:
 		return reason.WaitingForWeights.Condition("the servers start once the weights are pulled")
+	case d == nil && vp.Servers > 0:
+		// The call that creates the Deployment says what the call that
+		// first sees it will: one status change fewer, each of which
+		// costs Crossplane writes of the composite and the claim and a
+		// reconcile (docs/performance.md).
+		return startingCondition(s, vp.Servers)
 	case d == nil:
 		return reason.Creating.Condition(fmt.Sprintf("creating Deployment %s", name))
 	}
@@ -47,11 +53,7 @@ func serverCondition(s *resolve.Spec, vp *plan.Version) reason.Condition {
 	case vp.Judged.ServersReady:
 		return reason.Available.Condition(fmt.Sprintf("the servers of Deployment %s are ready", name)).WithDetail(fmt.Sprintf("%d of %d servers ready", ready, want))
 	case ready == 0:
-		load := fmt.Sprintf("loading a model can take up to %ds", *s.Runtime.StartupSeconds)
-		if s.Devices != nil {
-			load = devicesWait(s) + "; " + load
-		}
-		return reason.Starting.Condition("no server is ready yet; " + load).WithDetail(fmt.Sprintf("0 of %d servers ready; %s", want, load))
+		return startingCondition(s, want)
 	case ready < want && vp.Growing:
 		const mbb = "make before break keeps the servers of the versions it takes them from until the others are ready"
 		return reason.ScalingUp.Condition(mbb).WithDetail(fmt.Sprintf("%d of %d servers ready; %s", ready, want, mbb))
@@ -60,6 +62,15 @@ func serverCondition(s *resolve.Spec, vp *plan.Version) reason.Condition {
 	default:
 		return reason.RollingOut.Condition("rolling out updated servers").WithDetail(fmt.Sprintf("%d of %d servers ready; rolling out %d updated servers", ready, want, d.Status.UpdatedReplicas))
 	}
+}
+
+// startingCondition is ServerReady while none of want servers is ready.
+func startingCondition(s *resolve.Spec, want int32) reason.Condition {
+	load := fmt.Sprintf("loading a model can take up to %ds", *s.Runtime.StartupSeconds)
+	if s.Devices != nil {
+		load = devicesWait(s) + "; " + load
+	}
+	return reason.Starting.Condition("no server is ready yet; " + load).WithDetail(fmt.Sprintf("0 of %d servers ready; %s", want, load))
 }
 
 // groupsCondition is the ServerReady condition of servers that are
@@ -96,10 +107,12 @@ func groupsCondition(s *resolve.Spec, vp *plan.Version) reason.Condition {
 // with the figures of the moment, or its message without).
 func phaseFor(s *resolve.Spec, vp *plan.Version, weights, server reason.Condition, say func(reason.Condition) string) (v1alpha1.Phase, string) {
 	if vp.Serving == nil {
-		switch vp.Source.State() {
-		case render.JobFailed:
+		switch {
+		case vp.Source.State() == render.JobFailed:
 			return v1alpha1.PhaseFailed, say(weights)
-		case render.JobRunning:
+		case vp.Source.State() == render.JobRunning, weights.Reason == reason.Pulling:
+			// Pulling from the call that creates the Job on (see
+			// PulledWeights.Condition).
 			return v1alpha1.PhasePulling, say(weights)
 		default:
 			return v1alpha1.PhasePending, say(weights)

@@ -31,7 +31,7 @@ func TestCrossplaneRenderDRA(t *testing.T) {
 		resources    []string
 		phase, ready string
 	}{
-		{stage: "fresh", resources: []string{"pull-job-*", "weights-pvc"}, phase: "Pending", ready: "False"},
+		{stage: "fresh", resources: []string{"pull-job-*", "weights-pvc"}, phase: "Pulling", ready: "False"},
 		{stage: "starting", resources: servers, phase: "Starting", ready: "False"},
 		{stage: "serving", resources: servers, phase: "Serving", ready: "True"},
 	}

@@ -89,8 +89,8 @@ func TestCrossplaneRenderFleet(t *testing.T) {
 		if diff := cmp.Diff([]string{"pull-job-*", "weights-pvc"}, names); diff != "" {
 			t.Errorf("the workload cluster composes (-want +got):\n%s", diff)
 		}
-		if xr == nil || xr["status"].(map[string]any)["phase"] != "Pending" {
-			t.Errorf("remote composite %v, want phase Pending", xr)
+		if xr == nil || xr["status"].(map[string]any)["phase"] != "Pulling" {
+			t.Errorf("remote composite %v, want phase Pulling", xr)
 		}
 	})
 }

@@ -39,7 +39,7 @@ func TestCrossplaneRenderLockedDown(t *testing.T) {
 		resources       []string
 		phase           string
 	}{
-		{stage: "fresh", resources: []string{"network-policy", "network-policy-pull", "pull-job-*", "pull-job-*", "weights-pvc"}, phase: "Pending"},
+		{stage: "fresh", resources: []string{"network-policy", "network-policy-pull", "pull-job-*", "pull-job-*", "weights-pvc"}, phase: "Pulling"},
 		{stage: "serving", observed: "serving.yaml", resources: []string{
 			"deployment", "deployment-2", "hpa", "hpa-2", "network-policy", "network-policy-pull", "pull-job-*", "pull-job-*",
 			"route", "service", "service-1", "service-2", "weights-pvc",

@@ -34,7 +34,7 @@ func TestCrossplaneRenderAdapters(t *testing.T) {
 		{
 			name: "fresh", xr: "xr.yaml",
 			resources: []string{"pull-job-*", "pull-job-*", "pull-job-*", "weights-pvc"},
-			phase:     "Pending", adapters: "False", ready: "False",
+			phase:     "Pulling", adapters: "False", ready: "False",
 			list: []adapter{{"sql", "Pending"}, {"support", "Pending"}},
 		},
 		{

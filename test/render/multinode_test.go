@@ -31,7 +31,7 @@ func TestCrossplaneRenderMultiNode(t *testing.T) {
 		phase, reason string // status.phase, ServerReady's reason
 		server, ready string // ServerReady and Ready statuses
 	}{
-		{stage: "fresh", resources: append(policies[:len(policies):len(policies)], "pull-job-*", "weights-pvc"), phase: "Pending", reason: "WaitingForWeights", server: "False", ready: "False"},
+		{stage: "fresh", resources: append(policies[:len(policies):len(policies)], "pull-job-*", "weights-pvc"), phase: "Pulling", reason: "WaitingForWeights", server: "False", ready: "False"},
 		{stage: "starting", resources: servers, phase: "Starting", reason: "GroupsStarting", server: "False", ready: "False"},
 		{stage: "serving", resources: servers, phase: "Serving", reason: "GroupsAvailable", server: "True", ready: "True"},
 		{stage: "degraded", resources: servers, phase: "Degraded", reason: "GroupsDegraded", server: "False", ready: "False"},

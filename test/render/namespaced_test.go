@@ -41,7 +41,7 @@ func TestCrossplaneRenderNamespaced(t *testing.T) {
 		ready     string // Crossplane's Ready status of the XR
 		url       bool
 	}{
-		{stage: "fresh", resources: weights, phase: "Pending", weights: "False", server: "False", ready: "False"},
+		{stage: "fresh", resources: weights, phase: "Pulling", weights: "False", server: "False", ready: "False"},
 		{stage: "pulling", resources: weights, phase: "Pulling", weights: "False", server: "False", ready: "False"},
 		{stage: "failed", resources: weights, phase: "Failed", weights: "False", server: "False", ready: "False"},
 		{stage: "starting", resources: allKinds(), phase: "Starting", weights: "True", server: "False", ready: "False", url: true},

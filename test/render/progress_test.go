@@ -34,7 +34,7 @@ func TestCrossplaneRenderProgress(t *testing.T) {
 		stage, observed, phase, message string
 		pulls                           []any
 	}{
-		{stage: "fresh", phase: "Pending"},
+		{stage: "fresh", phase: "Pulling"},
 		{stage: "pulling", observed: "pulling.yaml", phase: "Pulling", message: ": 3.1 of 15.0 GiB (20%), 120.0 MiB/s, ETA 2m (reported 2026-12-03T10:00:27Z)"},
 	}
 	for _, tc := range cases {

@@ -36,7 +36,7 @@ func TestCrossplaneRender(t *testing.T) {
 		ready     string // Crossplane's Ready status of the XR
 		url       bool
 	}{
-		{stage: "", resources: map[string]string{"weights-pvc": "PersistentVolumeClaim", "pull-job-*": "Job"}, phase: "Pending", weights: "False", server: "False", ready: "False"},
+		{stage: "", resources: map[string]string{"weights-pvc": "PersistentVolumeClaim", "pull-job-*": "Job"}, phase: "Pulling", weights: "False", server: "False", ready: "False"},
 		{stage: "pulling", resources: map[string]string{"weights-pvc": "PersistentVolumeClaim", "pull-job-*": "Job"}, phase: "Pulling", weights: "False", server: "False", ready: "False"},
 		{stage: "failed", resources: map[string]string{"weights-pvc": "PersistentVolumeClaim", "pull-job-*": "Job"}, phase: "Failed", weights: "False", server: "False", ready: "False"},
 		{stage: "starting", resources: allKinds(), phase: "Starting", weights: "True", server: "False", ready: "False", url: true},

@@ -37,7 +37,7 @@ func TestCrossplaneRenderScaleToZero(t *testing.T) {
 		resources       []string
 		phase           string
 	}{
-		{stage: "fresh", resources: []string{"pull-job-*", "weights-pvc"}, phase: "Pending"},
+		{stage: "fresh", resources: []string{"pull-job-*", "weights-pvc"}, phase: "Pulling"},
 		{stage: "serving", observed: "serving.yaml", resources: []string{"deployment", "httpscaledobject", "pull-job-*", "scaledobject", "service", "weights-pvc"}, phase: "Serving"},
 		{stage: "idle", observed: "idle.yaml", resources: []string{"deployment", "httpscaledobject", "pull-job-*", "scaledobject", "service", "weights-pvc"}, phase: "Idle"},
 	}

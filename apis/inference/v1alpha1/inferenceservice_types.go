@@ -37,9 +37,11 @@ type Phase string
 
 // Phases of an InferenceService.
 const (
-	// PhasePending: the composed objects are being created.
+	// PhasePending: the pull waits for what it needs first (its
+	// credentials Secret, the platform's check of it, a ModelCache).
 	PhasePending Phase = "Pending"
-	// PhasePulling: the pull Job is downloading the weights into the cache volume.
+	// PhasePulling: the pull Job is created or downloading the weights
+	// into the cache volume.
 	PhasePulling Phase = "Pulling"
 	// PhaseStarting: the weights are ready; the model servers are loading them.
 	PhaseStarting Phase = "Starting"
