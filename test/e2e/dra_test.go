@@ -16,7 +16,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/inferno-ai/function-inferno/test/e2e/controlplane"
-	"github.com/inferno-ai/function-inferno/test/e2e/kube"
 	"github.com/inferno-ai/function-inferno/test/e2e/traffic"
 )
 
@@ -274,23 +273,7 @@ func (s *infernoSuite) draUpgradeUnderLoad(t *testing.T) {
 	// The most devices the claim's pods held at once, from the
 	// ResourceClaims allocated to them.
 	most := 0
-	var newWeights string
-	err = kube.Eventually(ctx, 3*time.Minute, 250*time.Millisecond, "every answer from the new weights, rollout done", func(ctx context.Context) (bool, string, error) {
-		most = max(most, allocatedClaims(ctx, t, name))
-		rep := loop.Snapshot()
-		last := rep.Results
-		if len(last) < 20 {
-			return false, "", nil
-		}
-		last = last[len(last)-20:]
-		for _, r := range last {
-			if !r.OK() || r.Weights == old.Weights || r.Weights == "" {
-				return false, fmt.Sprintf("%d answered by the old weights, %d failed so far", rep.ByWeights[old.Weights], rep.Failed), nil
-			}
-		}
-		newWeights = last[len(last)-1].Weights
-		return deploymentSettled(ctx, realNS, name), "waiting for the rollout to finish", nil
-	})
+	newWeights, err := awaitNewWeights(ctx, loop, old.Weights, name, func() { most = max(most, allocatedClaims(ctx, t, name)) })
 	time.Sleep(2 * time.Second)
 	rep := loop.Stop()
 	if err != nil {

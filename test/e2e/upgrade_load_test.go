@@ -44,22 +44,7 @@ func (s *infernoSuite) upgradeUnderLoad(t *testing.T) {
 	time.Sleep(2 * time.Second)
 	start := time.Now()
 	applyClaim(ctx, t, realClaim(t, name, v2.URI, "2", 1))
-	var newWeights string
-	err = kube.Eventually(ctx, 3*time.Minute, 250*time.Millisecond, "every answer from the new weights, rollout done", func(ctx context.Context) (bool, string, error) {
-		rep := loop.Snapshot()
-		last := rep.Results
-		if len(last) < 20 {
-			return false, "", nil
-		}
-		last = last[len(last)-20:]
-		for _, r := range last {
-			if !r.OK() || r.Weights == old.Weights || r.Weights == "" {
-				return false, fmt.Sprintf("%d answered by the old weights, %d failed so far", rep.ByWeights[old.Weights], rep.Failed), nil
-			}
-		}
-		newWeights = last[len(last)-1].Weights
-		return deploymentSettled(ctx, realNS, name), "waiting for the rollout to finish", nil
-	})
+	newWeights, err := awaitNewWeights(ctx, loop, old.Weights, name, nil)
 	time.Sleep(2 * time.Second)
 	rep := loop.Stop()
 	if err != nil {
@@ -84,6 +69,33 @@ func (s *infernoSuite) upgradeUnderLoad(t *testing.T) {
 		t.Errorf("after the upgrade the server answers %q (version %q), want %q (version 2)", c.Text, c.Version, want)
 	}
 	s.realUpgradeOK = true
+}
+
+// awaitNewWeights waits until the last 20 answers of loop all came, each
+// answered, from weights other than oldWeights, and the rollout of
+// Deployment name (in realNS) is done; it returns the new weights. look,
+// when set, runs on every look.
+func awaitNewWeights(ctx context.Context, loop *traffic.Loop, oldWeights, name string, look func()) (string, error) {
+	var newWeights string
+	err := kube.Eventually(ctx, 3*time.Minute, 250*time.Millisecond, "every answer from the new weights, rollout done", func(ctx context.Context) (bool, string, error) {
+		if look != nil {
+			look()
+		}
+		rep := loop.Snapshot()
+		last := rep.Results
+		if len(last) < 20 {
+			return false, "", nil
+		}
+		last = last[len(last)-20:]
+		for _, r := range last {
+			if !r.OK() || r.Weights == oldWeights || r.Weights == "" {
+				return false, fmt.Sprintf("%d answered by the old weights, %d failed so far", rep.ByWeights[oldWeights], rep.Failed), nil
+			}
+		}
+		newWeights = last[len(last)-1].Weights
+		return deploymentSettled(ctx, realNS, name), "waiting for the rollout to finish", nil
+	})
+	return newWeights, err
 }
 
 // watchJobComplete watches a claim's pull Jobs and returns a function that
