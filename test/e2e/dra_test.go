@@ -73,6 +73,14 @@ func startDRADriver(ctx context.Context, t *testing.T, bin string) {
 	t.Helper()
 	root := env.node.KubeletRootDir()
 	cdi := filepath.Join(env.workDir, "cdi")
+	// The plugin binds its socket in a directory of its own under the
+	// kubelet's plugins directory, which it does not make (a DaemonSet
+	// mounts it from the host, where the kubelet made it).
+	for _, d := range []string{filepath.Join(root, "plugins", draDriverName), filepath.Join(root, "plugins_registry"), cdi} {
+		if err := os.MkdirAll(d, 0o750); err != nil {
+			t.Fatal(err)
+		}
+	}
 	h := startHostController(t, "dra-test-driver", bin, []string{
 		"--kubeconfig=" + env.cp.Kubeconfig(controlplane.Admin),
 		"--drivername=" + draDriverName,

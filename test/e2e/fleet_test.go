@@ -69,12 +69,12 @@ func (s *infernoSuite) fleetScenarios(t *testing.T) {
 		t.Fatal("provider-kubernetes does not do what the fleet scenarios rely on")
 	}
 	aOK := t.Run("37a-serve-on-workload-a", s.fleetServe)
-	t.Run("37c-cluster-unreachable", unverified(func(t *testing.T) {
+	t.Run("37c-cluster-unreachable", func(t *testing.T) {
 		if !aOK {
 			t.Skip("37a's claim is not serving")
 		}
 		s.fleetUnreachable(t)
-	}))
+	})
 	t.Run("37b-drain-moves-make-before-break", s.fleetDrain)
 	t.Run("37d-unmapped-refused", s.fleetUnmapped)
 }

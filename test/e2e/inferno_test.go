@@ -97,7 +97,7 @@ func TestInferno(t *testing.T) {
 	t.Run("26b-scale-to-zero-keda", s.scaleToZeroLive)
 	t.Run("26c-scale-from-zero-http-add-on", s.scaleFromZeroHTTP)
 	// Ollama has no concurrency metric: the add-on's interceptor alone.
-	t.Run("36b-ollama-from-zero-http-add-on", unverified(s.scaleOllamaFromZero))
+	t.Run("36b-ollama-from-zero-http-add-on", s.scaleOllamaFromZero)
 	t.Run("30-inferencepool", s.inferencePool)
 	t.Run("28-multi-node", s.multiNode)
 	// Last: it takes a permission away from Crossplane for a while.
