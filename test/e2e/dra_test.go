@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -184,7 +185,9 @@ func (s *infernoSuite) draAllocated(t *testing.T) {
 	// its variable. containerd applies CDI specs from 1.7 on; the real
 	// node's 1.6 does not, so the container's environment is noted, not
 	// asserted.
-	want := "claim_" + rc.Name + "_gpu=true"
+	// The driver names it claim_<claim>_<request>, every character but
+	// letters and digits made an underscore.
+	want := regexp.MustCompile(`[^a-zA-Z0-9]`).ReplaceAllString("claim_"+rc.Name+"_gpu", "_") + "=true"
 	specs, _ := filepath.Glob(filepath.Join(env.workDir, "cdi", "*.json"))
 	found := false
 	for _, f := range specs {
@@ -268,10 +271,9 @@ func (s *infernoSuite) draUpgradeUnderLoad(t *testing.T) {
 	t.Cleanup(func() { deleteClaimsAndWait(context.Background(), t, realNS, []string{name}) })
 	waitPhase(ctx, t, realNS, name, "Serving", "True")
 	base := serviceURL(ctx, t, realNS, name)
-	old, err := complete(ctx, base, name)
-	if err != nil {
-		t.Fatal(err)
-	}
+	// Serving is the pods' readiness; the Service answers once kube-proxy
+	// has programmed it.
+	old, _ := firstAnswer(ctx, t, base, name, time.Minute)
 	v2 := publishWeights(t, name+"-v2", "dra-up-2")
 	jobDone := watchJobComplete(ctx, t, realNS, name, v2.URI)
 	loop := traffic.Start(traffic.Options{URL: base + "/v1/completions", Body: completionBody(name), Rate: 20, Max: 20 * 240, MaxDuration: 4 * time.Minute})

@@ -21,6 +21,7 @@ import (
 	"github.com/inferno-ai/function-inferno/test/e2e/crossplanecore"
 	"github.com/inferno-ai/function-inferno/test/e2e/fnpackage"
 	"github.com/inferno-ai/function-inferno/test/e2e/kube"
+	"github.com/inferno-ai/function-inferno/test/e2e/netns"
 	"github.com/inferno-ai/function-inferno/test/e2e/realnode"
 )
 
@@ -85,6 +86,17 @@ func setUp(ctx context.Context) (*environment, error) {
 	// next run starts. A killed run's real node is cleaned up first: its
 	// mounts would keep the directory.
 	if err := realnode.CleanStale(ctx, e.nodeDir(), stderrf); err != nil {
+		return nil, err
+	}
+	// The first `ip netns add` turns /run/netns into a shared bind mount of
+	// itself. Made after the real node's pods have their network
+	// namespaces there (a fleet scenario's hub, after the real-node
+	// scenarios), it hides their nsfs mounts, and containerd cannot remove
+	// them when the pods go ("unlinkat … device or resource busy"). Made
+	// first, once, it holds them.
+	if ns, err := netns.Create(ctx, "inferno-e2e-first"); err != nil {
+		return nil, err
+	} else if err := ns.Delete(ctx); err != nil {
 		return nil, err
 	}
 	if err := os.RemoveAll(e.workDir); err != nil {

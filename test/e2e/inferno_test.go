@@ -78,9 +78,8 @@ func TestInferno(t *testing.T) {
 	// The fleet (issue 29): a hub whose claims are served by workload
 	// clusters, today's one of them.
 	t.Run("37-fleet", s.fleetScenarios)
-	// GPUs through DRA, with Kubernetes' own DRA test driver on the node:
-	// written, not yet seen passing, so only with -unverified.
-	t.Run("38-dra", unverified(s.dra))
+	// GPUs through DRA, with Kubernetes' own DRA test driver on the node.
+	t.Run("38-dra", s.dra)
 	// The kubelet's $(VAR) expansion, which the policy judges by.
 	t.Run("34-what-a-server-receives", s.serverReceives)
 	// With every earlier claim settled: nothing changes at rest.

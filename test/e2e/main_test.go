@@ -38,7 +38,7 @@ var (
 	flagDebug      = flag.Bool("fn-debug", false, "run the function with --debug")
 	flagProfile    = flag.Bool("profile", false, "save a 30 s CPU profile of the API server during the stress scenario to the logs")
 	flagRealNode   = flag.Bool("real-node", true, "run a real node (containerd, kubelet, kube-proxy) beside kwok's fake one; needs root and the Debian packages .ci/run installs")
-	flagUnverified = flag.Bool("unverified", false, "also run the scenarios written but not yet seen passing (38)")
+	flagUnverified = flag.Bool("unverified", false, "also run the scenarios written but not yet seen passing (none today)")
 	flagCoreArgs   = flag.String("crossplane-args", "", "extra flags for `crossplane core start`, space-separated (e.g. --circuit-breaker-burst=400)")
 )
 
