@@ -323,13 +323,19 @@ type breakerCounts struct {
 // readBreaker scrapes Crossplane's metrics; zero counts when it cannot.
 func readBreaker(t *testing.T) breakerCounts {
 	t.Helper()
-	var b breakerCounts
 	body, err := httpGet(env.core.MetricsURL)
 	if err != nil {
 		t.Logf("breaker counters: %v", err)
-		return b
+		return breakerCounts{}
 	}
-	for _, m := range parseMetrics(body) {
+	return breakerOf(parseMetrics(body))
+}
+
+// breakerOf reads the XR circuit breaker's counters of the InferenceService
+// controller from Crossplane's metrics.
+func breakerOf(metrics []metric) breakerCounts {
+	var b breakerCounts
+	for _, m := range metrics {
 		if !strings.Contains(m.labels["controller"], xrdName) {
 			continue
 		}
