@@ -65,7 +65,7 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 	rsp.Meta.Ttl = durationpb.New(plan.PollAfter(in, plan.Poll{
 		WatchCut:       observe.WatchCut(observedXR),
 		Settled:        settled,
-		ReadsUnwatched: readsUnwatched(in, rsp),
+		ReadsUnwatched: c.ReadsCache && !in.RequiredResourcesWatched(),
 	}))
 	log.Debug("Rendered", "xr", observedXR.GetFields()["metadata"].GetStructValue().GetFields()["name"].GetStringValue(), "resources", len(c.Resources))
 	return rsp, nil
@@ -94,7 +94,7 @@ func renderInferenceService(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionR
 	}
 	// The requirements go out on every call, before any refusal, so that
 	// Crossplane sees them stable and stops iterating.
-	requireCache(rsp, s)
+	readsCache := requireCache(rsp, s)
 	requireSecrets(rsp, s)
 	names := observe.ClaimedServices(s, xr.Spec, req.GetObserved().GetResources())
 	requireServices(rsp, s, names)
@@ -113,6 +113,7 @@ func renderInferenceService(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionR
 		return composition{}, warnings, err
 	}
 	c, err := compose(s, cache, secrets, req.GetObserved().GetResources())
+	c.ReadsCache = readsCache
 	return c, warnings, err
 }
 
@@ -170,6 +171,15 @@ type composition struct {
 	// Changing says a change is under way though every object may be
 	// ready (plan.Plan.Changing): the composite is not settled.
 	Changing bool
+	// ReadsCache says the call required the ModelCache the service serves
+	// from: a Crossplane that does not watch required resources
+	// (input.poll.requiredResourcesWatched) would not report a new
+	// revision or its readiness, so the function polls for them. Its other
+	// requirements change nothing by themselves: a missing Secret is a
+	// refusal, which polls at Crossplane's default TTL until it is fixed;
+	// a Service of the claim's name is looked for again on the next
+	// reconcile, before the function composes it.
+	ReadsCache bool
 }
 
 // compose decides what to return for a resolved InferenceService given

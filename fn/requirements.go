@@ -1,21 +1,20 @@
 package fn
 
 import (
-	"strings"
-
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
-	"github.com/inferno-ai/function-inferno/input/v1beta1"
 	"github.com/inferno-ai/function-inferno/internal/observe"
 	"github.com/inferno-ai/function-inferno/internal/resolve"
 	"google.golang.org/protobuf/proto"
 )
 
 // requireCache asks Crossplane for the service's ModelCache, its
-// composite and its volume claim.
-func requireCache(rsp *fnv1.RunFunctionResponse, s *resolve.Spec) {
-	for key, sel := range observe.CacheRequirements(s) {
+// composite and its volume claim, and says whether it asked.
+func requireCache(rsp *fnv1.RunFunctionResponse, s *resolve.Spec) bool {
+	reqs := observe.CacheRequirements(s)
+	for key, sel := range reqs {
 		require(rsp, key, sel)
 	}
+	return len(reqs) > 0
 }
 
 // requireSecrets asks Crossplane for every Secret the claim names as
@@ -54,25 +53,4 @@ func require(rsp *fnv1.RunFunctionResponse, key string, sel *fnv1.ResourceSelect
 	}
 	rsp.Requirements.Resources[key] = sel
 	rsp.Requirements.ExtraResources[key] = proto.Clone(sel).(*fnv1.ResourceSelector) //nolint:staticcheck // See above.
-}
-
-// readsUnwatched says whether a change of a resource the function
-// required could change its output unseen: on a Crossplane that does not
-// watch required resources (input.poll.requiredResourcesWatched), the
-// ModelCache a service serves from (its revisions and readiness are what
-// the service serves or waits for). The other requirements change nothing
-// by themselves: a missing Secret is a refusal, which polls at
-// Crossplane's default TTL until it is fixed; a Service of the claim's
-// name is looked for again on the next reconcile, before the function
-// composes it.
-func readsUnwatched(in *v1beta1.Input, rsp *fnv1.RunFunctionResponse) bool {
-	if in.RequiredResourcesWatched() {
-		return false
-	}
-	for key := range rsp.GetRequirements().GetResources() {
-		if strings.HasPrefix(key, observe.RequirementCache) {
-			return true
-		}
-	}
-	return false
 }
